@@ -1,0 +1,37 @@
+# gpuguard: the two quick-start commands, and the rest of the developer loop.
+#   make demo   install what is missing, build (Release), lint the shipped examples
+#   make test   install what is missing, build, run every test
+
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_FLAGS ?=
+
+.PHONY: demo test build docs check-docs clean bootstrap
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+demo: bootstrap
+	@cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DGPUGUARD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build/release -j$(JOBS) --target gpuguard -- --no-print-directory
+	@echo
+	@echo '$$ gpuguard lint --config examples/.gpuguard.yaml examples/'
+	@build/release/cli/gpuguard lint --config examples/.gpuguard.yaml examples/; test $$? -le 1
+	@echo
+	@echo '$$ gpuguard lint --config examples/.gpuguard.yaml --complete examples/   # the same files as a whole cluster'
+	@build/release/cli/gpuguard lint --config examples/.gpuguard.yaml --complete examples/; test $$? -le 1
+
+test: bootstrap
+	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build/test -j$(JOBS) -- --no-print-directory
+	@ctest --test-dir build/test --output-on-failure
+
+build: bootstrap
+	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build/test -j$(JOBS) -- --no-print-directory
+
+# Regenerate rules/README.md, the rule pages and schemas/config.schema.json from the rules' metadata.
+docs: build
+	@build/test/cli/gpuguard docs .
+
+clean:
+	rm -rf build

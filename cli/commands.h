@@ -1,0 +1,22 @@
+#pragma once
+// Each subcommand registers itself on the root app and sets `exit_code` when it runs.
+
+#include <CLI/CLI.hpp>
+
+#include "engine/registry.h"
+
+namespace gpuguard::cli {
+
+// Exit codes (all subcommands).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFindings = 1;
+inline constexpr int kExitUsage = 2;  // usage, config or input errors
+
+void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_rules_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_explain_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_version_command(CLI::App& app, int& exit_code);
+void add_schema_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_docs_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+
+}  // namespace gpuguard::cli

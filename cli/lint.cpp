@@ -1,0 +1,122 @@
+// gpuguard lint: the offline linter.
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+#include "engine/evaluate.h"
+#include "engine/load.h"
+
+namespace gpuguard::cli {
+
+namespace {
+
+struct LintOptions {
+  std::vector<std::string> paths;
+  std::string config_path;
+  bool no_config = false;
+  bool print_config = false;
+  std::string format = "text";
+  std::string fail_on = "error";
+  std::string color = "auto";
+  bool complete = false;
+  bool show_suppressed = false;
+  std::string namespace_;
+  size_t max_file_mb = 256;
+};
+
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  if (std::getenv("NO_COLOR")) return false;
+  const char* term = std::getenv("TERM");
+  if (term && std::string_view(term) == "dumb") return false;
+  return isatty(STDOUT_FILENO) != 0;
+}
+
+void print_diagnostics(const std::vector<engine::Diagnostic>& diags) {
+  for (const auto& d : diags)
+    std::cerr << location(d) << ": " << engine::to_string(d.severity) << ": " << d.message << "\n";
+}
+
+int run_lint(const LintOptions& opts, const engine::Registry& registry) {
+  // Configuration: --config, or the nearest .gpuguard.yaml upward from the working directory.
+  engine::Config config = engine::default_config(registry);
+  if (!opts.no_config) {
+    std::optional<std::filesystem::path> path;
+    if (!opts.config_path.empty()) path = opts.config_path;
+    else path = engine::find_config_upward(std::filesystem::current_path());
+    if (path) {
+      auto loaded = engine::load_config_file(*path, registry);
+      if (!loaded) {
+        print_diagnostics(loaded.error());
+        return kExitUsage;
+      }
+      config = std::move(*loaded);
+    }
+  }
+  if (!opts.namespace_.empty()) config.settings.default_namespace = opts.namespace_;
+  if (opts.print_config) {
+    std::cout << engine::print_config(config, registry);
+    return kExitOk;
+  }
+  if (opts.paths.empty()) {
+    std::cerr << "gpuguard lint: give files or folders to lint, or - for stdin\n";
+    return kExitUsage;
+  }
+
+  std::vector<engine::Diagnostic> diags;
+  const auto inputs = engine::expand_inputs(opts.paths, diags);
+  engine::LoadOptions load;
+  load.max_file_bytes = opts.max_file_mb << 20;
+  engine::Evaluation eval(registry, config, engine::EvalOptions{opts.complete, nullptr, false, {}});
+  uint32_t index = 0;
+  for (const auto& in : inputs) {
+    engine::load_input(in, index++, load, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags);
+  }
+  eval.add_diagnostics(std::move(diags));
+  engine::Result result = eval.finish();
+
+  if (opts.format == "json") {
+    write_json(result, inputs.size(), std::cout);
+  } else {
+    write_text(result, TextOptions{use_color(opts.color), opts.show_suppressed, inputs.size()}, std::cout);
+  }
+
+  for (const auto& d : result.diagnostics)
+    if (d.severity == engine::Severity::error) return kExitUsage;
+  if (opts.fail_on == "none") return kExitOk;
+  const engine::Severity threshold = *engine::parse_severity(opts.fail_on);
+  for (const auto& f : result.findings)
+    if (!f.suppressed && f.severity >= threshold) return kExitFindings;
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit_code) {
+  auto opts = std::make_shared<LintOptions>();
+  auto* sub = app.add_subcommand("lint", "Lint manifests: files, folders (recursive), or - for stdin");
+  sub->add_option("paths", opts->paths, "files or folders to lint; - reads stdin");
+  sub->add_option("-c,--config", opts->config_path, "config file (default: .gpuguard.yaml found upward from the working directory)");
+  sub->add_flag("--no-config", opts->no_config, "ignore any .gpuguard.yaml; use the built-in defaults");
+  sub->add_flag("--print-config", opts->print_config, "print the effective configuration and exit");
+  sub->add_option("-f,--format", opts->format, "output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("--fail-on", opts->fail_on, "exit 1 when a finding is at or above: error, warning, info or none")
+      ->check(CLI::IsMember({"error", "warning", "info", "none"}));
+  sub->add_option("--color", opts->color, "colour the text output: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  sub->add_flag("--complete", opts->complete,
+                "the input is the whole cluster: rules that report missing objects (no quota, unknown class) speak");
+  sub->add_flag("--show-suppressed", opts->show_suppressed, "also print findings suppressed by annotations or exclusions");
+  sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)");
+  sub->add_option("--max-file-size", opts->max_file_mb, "largest input file in MiB (default 256)")->check(CLI::Range(1, 4096));
+  sub->callback([opts, &registry, &exit_code] { exit_code = run_lint(*opts, registry); });
+}
+
+}  // namespace gpuguard::cli

@@ -1,0 +1,549 @@
+#include "engine/config.h"
+
+#include <re2/re2.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "engine/yaml_load.h"
+
+namespace gpuguard::engine {
+
+bool Exclusion::matches(std::string_view ns, std::string_view k, std::string_view n) const {
+  if (namespace_ && !RE2::FullMatch(ns, *namespace_)) return false;
+  if (kind && !RE2::FullMatch(k, *kind)) return false;
+  if (name && !RE2::FullMatch(n, *name)) return false;
+  return true;
+}
+
+bool Exclusion::covers(std::string_view rule) const {
+  if (rules.empty()) return true;
+  for (const auto& r : rules)
+    if (r == rule) return true;
+  return false;
+}
+
+const RuleSettings& Config::rule(std::string_view id) const {
+  static const RuleSettings kDisabled{false, Severity::warning, {}};
+  auto it = rules.find(id);
+  return it == rules.end() ? kDisabled : it->second;
+}
+
+namespace {
+
+constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "rules", "exclude"};
+constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "params"};
+constexpr std::string_view kExcludeKeys[] = {"namespace", "kind", "name", "rules", "reason"};
+
+template <size_t N>
+bool known(std::string_view key, const std::string_view (&keys)[N]) {
+  for (auto k : keys)
+    if (k == key) return true;
+  return false;
+}
+
+template <size_t N>
+std::string list_of(const std::string_view (&keys)[N]) {
+  std::string out;
+  for (auto k : keys) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
+std::string type_name(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "an integer";
+    case json::value_t::number_float: return "a number";
+    case json::value_t::string: return "a string";
+    case json::value_t::array: return "a list";
+    case json::value_t::object: return "a mapping";
+    default: return "a value";
+  }
+}
+
+class Validator {
+ public:
+  Validator(std::string_view file, const PositionIndex* positions) : file_(file), positions_(positions) {}
+
+  void error(std::string_view pointer, std::string message) {
+    Pos pos = positions_ ? positions_->resolve(pointer) : Pos{};
+    diags_.push_back({Severity::error, std::string(file_), pos, std::move(message)});
+  }
+  [[nodiscard]] std::string where(std::string_view pointer) const {
+    Pos pos = positions_ ? positions_->resolve(pointer) : Pos{};
+    return std::string(file_) + ":" + std::to_string(pos.line);
+  }
+  std::vector<Diagnostic> take() { return std::move(diags_); }
+  [[nodiscard]] bool ok() const { return diags_.empty(); }
+
+  // "rules.x.params.min" from "/rules/x/params/min", for messages.
+  static std::string dotted(std::string_view pointer) {
+    std::string out;
+    for (const auto& t : pointer_tokens(pointer)) {
+      bool index = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+      if (index) out += "[" + t + "]";
+      else out += (out.empty() ? "" : ".") + t;
+    }
+    return out;
+  }
+
+  std::shared_ptr<const re2::RE2> regex(const json& v, std::string_view pointer) {
+    if (!v.is_string()) {
+      error(pointer, dotted(pointer) + ": expected a regular expression (a string), got " + type_name(v));
+      return nullptr;
+    }
+    RE2::Options opts;
+    opts.set_log_errors(false);
+    auto re = std::make_shared<re2::RE2>(v.get<std::string>(), opts);
+    if (!re->ok()) {
+      error(pointer, dotted(pointer) + ": invalid regular expression: " + re->error());
+      return nullptr;
+    }
+    return re;
+  }
+
+ private:
+  std::string_view file_;
+  const PositionIndex* positions_;
+  std::vector<Diagnostic> diags_;
+};
+
+// Checks one parameter value against its spec; returns the normalised value.
+std::optional<json> check_param(const ParamSpec& spec, const json& v, std::string_view pointer, Validator& val,
+                                std::shared_ptr<const re2::RE2>& re_out) {
+  const std::string name = Validator::dotted(pointer);
+  switch (spec.type) {
+    case ParamType::integer: {
+      auto i = as_int(v);
+      if (!i || v.is_boolean()) {
+        val.error(pointer, name + ": expected an integer, got " + type_name(v) + " " + brief(v));
+        return std::nullopt;
+      }
+      if (spec.min && *i < *spec.min) {
+        val.error(pointer, name + ": must be at least " + std::to_string(*spec.min) + ", got " + std::to_string(*i));
+        return std::nullopt;
+      }
+      if (spec.max && *i > *spec.max) {
+        val.error(pointer, name + ": must be at most " + std::to_string(*spec.max) + ", got " + std::to_string(*i));
+        return std::nullopt;
+      }
+      return json(*i);
+    }
+    case ParamType::boolean:
+      if (!v.is_boolean()) {
+        val.error(pointer, name + ": expected true or false, got " + type_name(v) + " " + brief(v));
+        return std::nullopt;
+      }
+      return v;
+    case ParamType::string:
+      if (!v.is_string()) {
+        val.error(pointer, name + ": expected a string, got " + type_name(v) + " " + brief(v));
+        return std::nullopt;
+      }
+      return v;
+    case ParamType::regex:
+      re_out = val.regex(v, pointer);
+      if (!re_out) return std::nullopt;
+      return v;
+    case ParamType::string_list: {
+      if (!v.is_array()) {
+        val.error(pointer, name + ": expected a list of strings, got " + type_name(v));
+        return std::nullopt;
+      }
+      for (size_t i = 0; i < v.size(); ++i)
+        if (!v[i].is_string()) {
+          val.error(pointer_join(pointer, i), name + "[" + std::to_string(i) + "]: expected a string, got " + type_name(v[i]));
+          return std::nullopt;
+        }
+      return v;
+    }
+    case ParamType::string_map: {
+      if (!v.is_object()) {
+        val.error(pointer, name + ": expected a mapping of strings, got " + type_name(v));
+        return std::nullopt;
+      }
+      for (const auto& [k, x] : v.items())
+        if (!x.is_string()) {
+          val.error(pointer_join(pointer, k), name + "." + k + ": expected a string, got " + type_name(x));
+          return std::nullopt;
+        }
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+RuleSettings defaults_for(const Rule& rule) {
+  const RuleInfo& info = rule.info();
+  json values = json::object();
+  std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes;
+  for (const auto& p : info.params) {
+    values[p.name] = p.default_value;
+    if (p.type == ParamType::regex) {
+      RE2::Options opts;
+      opts.set_log_errors(false);
+      regexes.emplace_back(p.name, std::make_shared<re2::RE2>(p.default_value.get<std::string>(), opts));
+    }
+  }
+  return RuleSettings{true, info.severity, Params(std::move(values), std::move(regexes))};
+}
+
+void apply_settings(Config& config) {
+  std::vector<std::string> patterns = default_gpu_resources();
+  for (const auto& r : config.extra_gpu_resources)
+    if (std::find(patterns.begin(), patterns.end(), r) == patterns.end()) patterns.push_back(r);
+  config.settings.gpu_resources = ResourceMatcher(std::move(patterns));
+}
+
+bool valid_resource_pattern(std::string_view s) {
+  if (s.empty()) return false;
+  std::string_view body = s.back() == '*' ? s.substr(0, s.size() - 1) : s;
+  if (body.empty()) return false;
+  for (char c : body)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '/')) return false;
+  return true;
+}
+
+}  // namespace
+
+Config default_config(const Registry& registry) {
+  Config c;
+  for (const Rule* r : registry.rules()) c.rules.emplace(r->info().id, defaults_for(*r));
+  apply_settings(c);
+  return c;
+}
+
+std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std::string_view file,
+                                                           const Registry& registry) {
+  std::vector<Diagnostic> diags;
+  std::vector<YamlDocument> docs;
+  load_yaml_stream(text, file, YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
+  if (!diags.empty()) return std::unexpected(std::move(diags));
+  if (docs.size() > 1) {
+    diags.push_back({Severity::error, std::string(file), docs[1].start, "a config file holds one YAML document, this is the second"});
+    return std::unexpected(std::move(diags));
+  }
+  Config config = default_config(registry);
+  config.source = file;
+  if (docs.empty()) return config;
+
+  const json& root = docs[0].body;
+  Validator val(file, docs[0].positions.get());
+  if (!root.is_object()) {
+    val.error("", "the config must be a mapping, got " + type_name(root));
+    return std::unexpected(val.take());
+  }
+  for (const auto& [key, v] : root.items()) {
+    if (!known(key, kTopKeys))
+      val.error(pointer_join("", key), "unknown config key \"" + key + "\" (known: " + list_of(kTopKeys) + ")");
+  }
+
+  if (const json* g = member(root, "gpuResources")) {
+    if (!g->is_array()) val.error("/gpuResources", "gpuResources: expected a list of resource names, got " + type_name(*g));
+    else
+      for (size_t i = 0; i < g->size(); ++i) {
+        const json& r = (*g)[i];
+        if (!r.is_string() || !valid_resource_pattern(r.get<std::string>()))
+          val.error(pointer_join("/gpuResources", i),
+                    "gpuResources[" + std::to_string(i) + "]: expected a resource name such as amd.com/gpu or a prefix such as nvidia.com/mig-*, got " + brief(r));
+        else config.extra_gpu_resources.push_back(r.get<std::string>());
+      }
+  }
+  if (const json* ns = member(root, "defaultNamespace")) {
+    if (!ns->is_string() || ns->get<std::string>().empty())
+      val.error("/defaultNamespace", "defaultNamespace: expected a namespace name, got " + brief(*ns));
+    else config.settings.default_namespace = ns->get<std::string>();
+  }
+
+  if (const json* rules = member(root, "rules")) {
+    if (!rules->is_object()) val.error("/rules", "rules: expected a mapping of rule ids, got " + type_name(*rules));
+    else
+      for (const auto& [id, rs] : rules->items()) {
+        std::string rptr = pointer_join("/rules", id);
+        const Rule* rule = registry.find(id);
+        if (!rule) {
+          val.error(rptr, "unknown rule \"" + id + "\" (see `gpuguard rules`)");
+          continue;
+        }
+        RuleSettings& settings = config.rules[id];
+        if (rs.is_boolean()) {  // shorthand: `rule-id: false`
+          settings.enabled = rs.get<bool>();
+          continue;
+        }
+        if (!rs.is_object()) {
+          val.error(rptr, "rules." + id + ": expected a mapping (enabled, severity, params) or a boolean, got " + type_name(rs));
+          continue;
+        }
+        for (const auto& [k, v] : rs.items()) {
+          if (!known(k, kRuleKeys))
+            val.error(pointer_join(rptr, k), "rules." + id + ": unknown key \"" + k + "\" (known: " + list_of(kRuleKeys) + ")");
+        }
+        if (const json* e = member(rs, "enabled")) {
+          if (!e->is_boolean()) val.error(pointer_join(rptr, "enabled"), "rules." + id + ".enabled: expected true or false, got " + brief(*e));
+          else settings.enabled = e->get<bool>();
+        }
+        if (const json* s = member(rs, "severity")) {
+          auto sev = s->is_string() ? parse_severity(s->get<std::string>()) : std::nullopt;
+          if (!sev) val.error(pointer_join(rptr, "severity"), "rules." + id + ".severity: expected error, warning or info, got " + brief(*s));
+          else settings.severity = *sev;
+        }
+        if (const json* p = member(rs, "params")) {
+          std::string pptr = pointer_join(rptr, "params");
+          if (!p->is_object()) {
+            val.error(pptr, "rules." + id + ".params: expected a mapping, got " + type_name(*p));
+            continue;
+          }
+          json values = settings.params.values();
+          std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes;
+          bool params_ok = true;
+          for (const auto& [pname, pv] : p->items()) {
+            const ParamSpec* spec = nullptr;
+            for (const auto& ps : rule->info().params)
+              if (ps.name == pname) spec = &ps;
+            if (!spec) {
+              std::string names;
+              for (const auto& ps : rule->info().params) names += (names.empty() ? "" : ", ") + ps.name;
+              val.error(pointer_join(pptr, pname), "rules." + id + ".params: unknown parameter \"" + pname + "\"" +
+                                                       (names.empty() ? " (the rule has no parameters)" : " (known: " + names + ")"));
+              params_ok = false;
+              continue;
+            }
+            std::shared_ptr<const re2::RE2> re;
+            auto checked = check_param(*spec, pv, pointer_join(pptr, pname), val, re);
+            if (!checked) {
+              params_ok = false;
+              continue;
+            }
+            values[pname] = *checked;
+            if (re) regexes.emplace_back(pname, re);
+          }
+          if (!params_ok) continue;
+          // Keep the compiled defaults of regex parameters that were not overridden.
+          for (const auto& ps : rule->info().params)
+            if (ps.type == ParamType::regex && !member(*p, ps.name)) regexes.emplace_back(ps.name, settings.params.regex_ptr(ps.name));
+          Params params(std::move(values), std::move(regexes));
+          if (auto problem = rule->validate_params(params)) {
+            val.error(pptr, "rules." + id + ".params: " + *problem);
+            continue;
+          }
+          settings.params = std::move(params);
+        }
+      }
+  }
+
+  if (const json* ex = member(root, "exclude")) {
+    if (!ex->is_array()) val.error("/exclude", "exclude: expected a list of {namespace, kind, name, rules, reason}, got " + type_name(*ex));
+    else
+      for (size_t i = 0; i < ex->size(); ++i) {
+        const json& e = (*ex)[i];
+        std::string eptr = pointer_join("/exclude", i);
+        std::string label = "exclude[" + std::to_string(i) + "]";
+        if (!e.is_object()) {
+          val.error(eptr, label + ": expected a mapping, got " + type_name(e));
+          continue;
+        }
+        Exclusion x;
+        x.where = val.where(eptr);
+        for (const auto& [k, v] : e.items())
+          if (!known(k, kExcludeKeys))
+            val.error(pointer_join(eptr, k), label + ": unknown key \"" + k + "\" (known: " + list_of(kExcludeKeys) + ")");
+        if (const json* v = member(e, "namespace")) x.namespace_ = val.regex(*v, pointer_join(eptr, "namespace"));
+        if (const json* v = member(e, "kind")) x.kind = val.regex(*v, pointer_join(eptr, "kind"));
+        if (const json* v = member(e, "name")) x.name = val.regex(*v, pointer_join(eptr, "name"));
+        if (!member(e, "namespace") && !member(e, "kind") && !member(e, "name"))
+          val.error(eptr, label + ": needs at least one of namespace, kind, name");
+        if (const json* v = member(e, "reason")) {
+          if (!v->is_string()) val.error(pointer_join(eptr, "reason"), label + ".reason: expected a string");
+          else x.reason = v->get<std::string>();
+        }
+        if (const json* rl = member(e, "rules")) {
+          if (!rl->is_array()) val.error(pointer_join(eptr, "rules"), label + ".rules: expected a list of rule ids");
+          else
+            for (size_t j = 0; j < rl->size(); ++j) {
+              const json& r = (*rl)[j];
+              if (!r.is_string() || !registry.find(r.get<std::string>()))
+                val.error(pointer_join(pointer_join(eptr, "rules"), j),
+                          label + ".rules[" + std::to_string(j) + "]: unknown rule " + brief(r) + " (see `gpuguard rules`)");
+              else x.rules.push_back(r.get<std::string>());
+            }
+        }
+        config.exclude.push_back(std::move(x));
+      }
+  }
+
+  if (!val.ok()) return std::unexpected(val.take());
+  apply_settings(config);
+  return config;
+}
+
+std::expected<Config, std::vector<Diagnostic>> load_config_file(const std::filesystem::path& path,
+                                                                const Registry& registry) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "cannot read the config file"}});
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  if (text.size() > (1u << 20))
+    return std::unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "config file is over 1 MiB"}});
+  return load_config(text, path.string(), registry);
+}
+
+std::optional<std::filesystem::path> find_config_upward(const std::filesystem::path& start) {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::absolute(start, ec);
+  if (ec) return std::nullopt;
+  for (;;) {
+    for (const char* name : {".gpuguard.yaml", ".gpuguard.yml"}) {
+      auto candidate = dir / name;
+      if (std::filesystem::is_regular_file(candidate, ec)) return candidate;
+    }
+    if (!dir.has_parent_path() || dir.parent_path() == dir) return std::nullopt;
+    dir = dir.parent_path();
+  }
+}
+
+namespace {
+
+void emit_json(YAML::Emitter& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [k, x] : v.items()) {
+        out << YAML::Key << k << YAML::Value;
+        emit_json(out, x);
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::array:
+      out << YAML::Flow << YAML::BeginSeq;
+      for (const auto& x : v) emit_json(out, x);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string: out << YAML::DoubleQuoted << v.get<std::string>(); break;
+    case json::value_t::boolean: out << v.get<bool>(); break;
+    case json::value_t::number_integer: out << v.get<int64_t>(); break;
+    case json::value_t::number_unsigned: out << v.get<uint64_t>(); break;
+    case json::value_t::number_float: out << go_json_number(v); break;
+    default: out << YAML::Null; break;
+  }
+}
+
+}  // namespace
+
+std::string print_config(const Config& config, const Registry& registry) {
+  YAML::Emitter out;
+  out << YAML::Comment("effective gpuguard configuration" +
+                       (config.source.empty() ? std::string(" (built-in defaults)") : " from " + config.source));
+  out << YAML::BeginMap;
+  out << YAML::Key << "gpuResources" << YAML::Value << YAML::BeginSeq;
+  for (const auto& p : config.settings.gpu_resources.patterns()) out << YAML::DoubleQuoted << p;
+  out << YAML::EndSeq;
+  out << YAML::Key << "defaultNamespace" << YAML::Value << config.settings.default_namespace;
+  out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
+  for (const Rule* r : registry.rules()) {
+    const RuleSettings& s = config.rule(r->info().id);
+    out << YAML::Key << r->info().id << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "enabled" << YAML::Value << s.enabled;
+    out << YAML::Key << "severity" << YAML::Value << std::string(to_string(s.severity));
+    if (!r->info().params.empty()) {
+      out << YAML::Key << "params" << YAML::Value;
+      emit_json(out, s.params.values());
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+  out << YAML::Key << "exclude" << YAML::Value << YAML::BeginSeq;
+  for (const auto& x : config.exclude) {
+    out << YAML::BeginMap;
+    if (x.namespace_) out << YAML::Key << "namespace" << YAML::Value << YAML::DoubleQuoted << x.namespace_->pattern();
+    if (x.kind) out << YAML::Key << "kind" << YAML::Value << YAML::DoubleQuoted << x.kind->pattern();
+    if (x.name) out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << x.name->pattern();
+    if (!x.rules.empty()) {
+      out << YAML::Key << "rules" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& r : x.rules) out << r;
+      out << YAML::EndSeq;
+    }
+    if (!x.reason.empty()) out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << x.reason;
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+json config_schema(const Registry& registry) {
+  json rule_props = json::object();
+  for (const Rule* r : registry.rules()) {
+    const RuleInfo& info = r->info();
+    json params = json::object();
+    for (const auto& p : info.params) {
+      json s;
+      switch (p.type) {
+        case ParamType::integer:
+          s = {{"type", "integer"}};
+          if (p.min) s["minimum"] = *p.min;
+          if (p.max) s["maximum"] = *p.max;
+          break;
+        case ParamType::boolean: s = {{"type", "boolean"}}; break;
+        case ParamType::string: s = {{"type", "string"}}; break;
+        case ParamType::regex: s = {{"type", "string"}, {"format", "regex"}}; break;
+        case ParamType::string_list: s = {{"type", "array"}, {"items", {{"type", "string"}}}}; break;
+        case ParamType::string_map: s = {{"type", "object"}, {"additionalProperties", {{"type", "string"}}}}; break;
+      }
+      s["description"] = p.description;
+      s["default"] = p.default_value;
+      params[p.name] = s;
+    }
+    json settings = {
+        {"type", "object"},
+        {"additionalProperties", false},
+        {"properties",
+         {{"enabled", {{"type", "boolean"}, {"default", true}}},
+          {"severity", {{"enum", {"error", "warning", "info"}}, {"default", std::string(to_string(info.severity))}}},
+          {"params", {{"type", "object"}, {"additionalProperties", false}, {"properties", params}}}}},
+    };
+    rule_props[info.id] = {{"description", info.summary}, {"oneOf", {{{"type", "boolean"}}, settings}}};
+  }
+  std::string defaults;
+  for (const auto& d : default_gpu_resources()) defaults += (defaults.empty() ? "" : ", ") + d;
+  json rule_ids = json::array();
+  for (const Rule* r : registry.rules()) rule_ids.push_back(r->info().id);
+
+  json exclusion = json::object();
+  exclusion["type"] = "object";
+  exclusion["additionalProperties"] = false;
+  exclusion["anyOf"] = json::array({json{{"required", {"namespace"}}}, json{{"required", {"kind"}}}, json{{"required", {"name"}}}});
+  exclusion["properties"] = {
+      {"namespace", {{"type", "string"}, {"format", "regex"}, {"description", "RE2, full match on the namespace"}}},
+      {"kind", {{"type", "string"}, {"format", "regex"}, {"description", "RE2, full match on the kind"}}},
+      {"name", {{"type", "string"}, {"format", "regex"}, {"description", "RE2, full match on metadata.name"}}},
+      {"rules", {{"type", "array"}, {"items", {{"enum", rule_ids}}}, {"description", "only these rules (default: all)"}}},
+      {"reason", {{"type", "string"}, {"description", "why; shown with the suppressed findings"}}},
+  };
+
+  json schema = json::object();
+  schema["$schema"] = "http://json-schema.org/draft-07/schema#";
+  schema["$id"] = "https://gpuguard.io/schemas/config.schema.json";
+  schema["title"] = "gpuguard configuration (.gpuguard.yaml)";
+  schema["type"] = "object";
+  schema["additionalProperties"] = false;
+  schema["properties"] = {
+      {"gpuResources",
+       {{"description", "Extra resource names that count as GPUs, added to " + defaults + "; a trailing * matches a prefix"},
+        {"type", "array"},
+        {"items", {{"type", "string"}, {"pattern", "^[A-Za-z0-9._/-]+\\*?$"}}}}},
+      {"defaultNamespace",
+       {{"description", "Namespace of objects that do not name one (like kubectl's -n)"}, {"type", "string"}, {"minLength", 1}}},
+      {"rules", {{"type", "object"}, {"additionalProperties", false}, {"properties", rule_props}}},
+      {"exclude", {{"type", "array"}, {"items", exclusion}}},
+  };
+  return schema;
+}
+
+}  // namespace gpuguard::engine

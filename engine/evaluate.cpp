@@ -1,0 +1,302 @@
+#include "engine/evaluate.h"
+
+#include <algorithm>
+#include <exception>
+#include <tuple>
+#include <unordered_map>
+
+namespace gpuguard::engine {
+
+std::set<KindRef> kinds_read(const Registry& registry, const Config& config) {
+  std::set<KindRef> kinds;
+  for (const Rule* r : registry.rules())
+    if (config.rule(r->info().id).enabled)
+      for (const auto& k : r->info().reads) kinds.insert(k);
+  return kinds;
+}
+
+namespace {
+
+// What exempts findings on one object: its ignore annotation (and those of its pod templates,
+// which the pods it creates will carry) and the config's exclusions.
+struct Exemptions {
+  struct Ignore {
+    std::string pointer_prefix;  // "" for the object, "/spec/template" for a template
+    std::vector<std::string> rules;  // "*" = every rule
+    std::string reason;
+  };
+  std::vector<Ignore> ignores;
+  std::vector<const Exclusion*> exclusions;
+
+  // The reason a finding of `rule` at `pointer` is suppressed, if it is.
+  [[nodiscard]] std::optional<std::string> suppresses(std::string_view rule, std::string_view pointer) const {
+    for (const auto& ig : ignores) {
+      if (!pointer.starts_with(ig.pointer_prefix)) continue;
+      if (pointer.size() > ig.pointer_prefix.size() && !ig.pointer_prefix.empty() && pointer[ig.pointer_prefix.size()] != '/')
+        continue;
+      for (const auto& r : ig.rules)
+        if (r == "*" || r == rule)
+          return ig.reason.empty() ? std::string(kIgnoreAnnotation) + " annotation" : ig.reason;
+    }
+    for (const Exclusion* x : exclusions)
+      if (x->covers(rule)) return x->reason.empty() ? "excluded by " + x->where : x->reason;
+    return std::nullopt;
+  }
+};
+
+}  // namespace
+
+struct Evaluation::Impl {
+  const Registry& registry;
+  const Config& config;
+  EvalOptions options;
+  Inventory inventory;
+  std::vector<const Rule*> enabled;
+  std::vector<std::unique_ptr<RuleState>> states;  // parallel to `enabled`
+  std::vector<Finding> findings;
+  std::vector<Diagnostic> diagnostics;
+  std::unordered_map<uint32_t, Exemptions> exemptions;  // only objects that have some
+  std::unordered_map<const Object*, uint32_t> kept_ids;
+  uint32_t next_id = 0;
+  uint32_t first_id = 0;
+  size_t objects = 0;
+
+  Impl(const Registry& r, const Config& c, EvalOptions o)
+      : registry(r), config(c), options(std::move(o)) {
+    inventory = options.base ? Inventory::layered(options.base) : Inventory(kinds_read(r, c));
+    inventory.set_complete(options.complete);
+    // Ids continue after the base's so they never collide.
+    if (options.base) next_id = options.base->next_id();
+    first_id = next_id;
+    for (const Rule* rule : registry.rules()) {
+      const std::string& id = rule->info().id;
+      if (!config.rule(id).enabled) continue;
+      if (!options.only_rules.empty() && !options.only_rules.count(id)) continue;
+      enabled.push_back(rule);
+      states.push_back(rule->make_state());
+    }
+  }
+
+  std::string effective_namespace(const Object& obj) const {
+    if (!obj.is_kubernetes_object() || obj.cluster_scoped()) return "";
+    return obj.namespace_.empty() ? config.settings.default_namespace : obj.namespace_;
+  }
+
+  ObjectRef make_ref(const Object& obj, const std::string& ns) const {
+    return ObjectRef{obj.id, obj.source, obj.document, obj.item_pointer, obj.api_version, obj.gvk.kind, ns,
+                     obj.name.empty() ? obj.generate_name : obj.name, obj.pos};
+  }
+
+  bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
+
+  void push(const Rule& rule, Finding f) {
+    if (!wanted(f.object.id)) return;
+    f.rule = rule.info().id;
+    f.severity = config.rule(f.rule).severity;
+    if (auto it = exemptions.find(f.object.id); it != exemptions.end()) {
+      if (auto why = it->second.suppresses(f.rule, f.pointer)) {
+        f.suppressed = true;
+        f.suppression = std::move(*why);
+      }
+    }
+    findings.push_back(std::move(f));
+  }
+
+  void internal_error(const Rule& rule, const Object* obj, const char* what) {
+    Diagnostic d;
+    d.severity = Severity::error;
+    if (obj && obj->source) d.file = obj->source->path;
+    if (obj) d.pos = obj->pos;
+    d.message = "internal error in rule " + rule.info().id + (obj ? " on " + obj->display_name() : std::string()) + ": " + what;
+    diagnostics.push_back(std::move(d));
+  }
+
+  void collect_exemptions(const Object& obj, const std::string& ns);
+};
+
+namespace {
+
+class CheckCtx final : public CheckContext {
+ public:
+  CheckCtx(Evaluation::Impl& impl, const Rule& rule, RuleState* state, const Object& obj, const ObjectRef& ref)
+      : impl_(impl), rule_(rule), state_(state), obj_(obj), ref_(ref) {}
+  const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
+  const RunSettings& settings() const override { return impl_.config.settings; }
+  RuleState* state() override { return state_; }
+  const std::string& namespace_of_object() const override { return ref_.namespace_; }
+  void report(std::string pointer, std::string message, std::optional<json> fix) override {
+    Finding f;
+    f.message = std::move(message);
+    f.object = ref_;
+    f.pos = obj_.position_of(pointer);
+    f.pointer = std::move(pointer);
+    f.fix = std::move(fix);
+    impl_.push(rule_, std::move(f));
+  }
+  ObjectRef ref() const override { return ref_; }
+  Pos position_of(std::string_view pointer) const override { return obj_.position_of(pointer); }
+
+ private:
+  Evaluation::Impl& impl_;
+  const Rule& rule_;
+  RuleState* state_;
+  const Object& obj_;
+  const ObjectRef& ref_;
+};
+
+class FinishCtx final : public FinishContext {
+ public:
+  FinishCtx(Evaluation::Impl& impl, const Rule& rule, RuleState* state) : impl_(impl), rule_(rule), state_(state) {}
+  const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
+  const RunSettings& settings() const override { return impl_.config.settings; }
+  RuleState* state() override { return state_; }
+  const Inventory& inventory() const override { return impl_.inventory; }
+  void report(const Object& obj, std::string pointer, std::string message, std::optional<json> fix) override {
+    Finding f;
+    f.message = std::move(message);
+    f.object = impl_.make_ref(obj, impl_.inventory.namespace_of(obj));
+    f.pos = obj.position_of(pointer);
+    f.pointer = std::move(pointer);
+    f.fix = std::move(fix);
+    impl_.push(rule_, std::move(f));
+  }
+  void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message) override {
+    Finding f;
+    f.message = std::move(message);
+    f.object = obj;
+    f.pos = pos.known() ? pos : obj.pos;
+    f.pointer = std::move(pointer);
+    impl_.push(rule_, std::move(f));
+  }
+  void report_scope(std::string message) override {
+    Finding f;
+    f.message = std::move(message);
+    f.object.id = kNoObject;
+    impl_.push(rule_, std::move(f));
+  }
+  bool in_focus(const Object& obj) const override { return impl_.wanted(obj.id); }
+  const Object* subject(std::span<const Object* const> set) const override {
+    auto order = [](const Object* o) { return std::make_tuple(o->source ? o->source->index : 0u, o->pos); };
+    const Object* last = nullptr;
+    for (const Object* o : set) {
+      if (impl_.options.focus_on_added && impl_.wanted(o->id)) return o;
+      if (!last || order(last) < order(o)) last = o;
+    }
+    return last;
+  }
+
+ private:
+  Evaluation::Impl& impl_;
+  const Rule& rule_;
+  RuleState* state_;
+};
+
+std::vector<std::string> split_ids(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    if (end == std::string_view::npos) end = s.size();
+    std::string_view part = s.substr(start, end - start);
+    while (!part.empty() && (part.front() == ' ' || part.front() == '\t')) part.remove_prefix(1);
+    while (!part.empty() && (part.back() == ' ' || part.back() == '\t')) part.remove_suffix(1);
+    if (!part.empty()) out.emplace_back(part);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& ns) {
+  Exemptions ex;
+  auto read = [&](const json& metadata, const std::string& prefix) {
+    const json* ann = member(metadata, "annotations");
+    if (!ann) return;
+    const json* ids = member(*ann, kIgnoreAnnotation);
+    if (!ids) return;
+    std::string ptr = prefix + "/metadata/annotations/" + pointer_escape(kIgnoreAnnotation);
+    if (!ids->is_string()) {
+      diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
+                             std::string(kIgnoreAnnotation) + " must be a string of comma-separated rule ids"});
+      return;
+    }
+    Exemptions::Ignore ig;
+    ig.pointer_prefix = prefix;
+    for (auto& id : split_ids(ids->get<std::string>())) {
+      if (id != "*" && !registry.find(id)) {
+        diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
+                               std::string(kIgnoreAnnotation) + " names unknown rule \"" + id + "\" (see `gpuguard rules`)"});
+        continue;
+      }
+      ig.rules.push_back(std::move(id));
+    }
+    if (auto reason = string_at(*ann, kIgnoreReasonAnnotation)) ig.reason = *reason;
+    if (!ig.rules.empty()) ex.ignores.push_back(std::move(ig));
+  };
+  read(obj.metadata(), "");
+  for (const auto& t : pod_templates(obj))
+    if (!t.pointer.empty()) read(t.metadata(), t.pointer);
+  if (obj.is_kubernetes_object())
+    for (const auto& x : config.exclude)
+      if (x.matches(ns, obj.gvk.kind, obj.name)) ex.exclusions.push_back(&x);
+  if (!ex.ignores.empty() || !ex.exclusions.empty()) exemptions.emplace(obj.id, std::move(ex));
+}
+
+Evaluation::Evaluation(const Registry& registry, const Config& config, EvalOptions options)
+    : impl_(std::make_unique<Impl>(registry, config, std::move(options))) {}
+
+Evaluation::~Evaluation() = default;
+
+uint32_t Evaluation::add(Object obj) {
+  Impl& m = *impl_;
+  obj.id = m.next_id++;
+  ++m.objects;
+  const std::string ns = m.effective_namespace(obj);
+  m.collect_exemptions(obj, ns);
+  const ObjectRef ref = m.make_ref(obj, ns);
+  for (size_t i = 0; i < m.enabled.size(); ++i) {
+    const Rule& rule = *m.enabled[i];
+    CheckCtx ctx(m, rule, m.states[i].get(), obj, ref);
+    try {
+      rule.check(obj, ctx);
+    } catch (const std::exception& e) {
+      m.internal_error(rule, &obj, e.what());
+    }
+  }
+  uint32_t id = obj.id;
+  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind))
+    m.inventory.add(std::make_shared<const Object>(std::move(obj)), ns);
+  return id;
+}
+
+void Evaluation::add_diagnostics(std::vector<Diagnostic> diags) {
+  for (auto& d : diags) impl_->diagnostics.push_back(std::move(d));
+}
+
+const Inventory& Evaluation::inventory() const { return impl_->inventory; }
+
+Result Evaluation::finish() {
+  Impl& m = *impl_;
+  for (size_t i = 0; i < m.enabled.size(); ++i) {
+    const Rule& rule = *m.enabled[i];
+    FinishCtx ctx(m, rule, m.states[i].get());
+    try {
+      rule.finish(ctx);
+    } catch (const std::exception& e) {
+      m.internal_error(rule, nullptr, e.what());
+    }
+  }
+  Result r;
+  r.findings = std::move(m.findings);
+  r.diagnostics = std::move(m.diagnostics);
+  r.objects = m.objects;
+  auto key = [](const Finding& f) {
+    uint32_t file = f.object.source ? f.object.source->index : 0xFFFFFFFFu;
+    return std::make_tuple(file, f.pos.line, f.pos.col, std::cref(f.rule), std::cref(f.pointer), std::cref(f.message));
+  };
+  std::stable_sort(r.findings.begin(), r.findings.end(), [&](const Finding& a, const Finding& b) { return key(a) < key(b); });
+  return r;
+}
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,62 @@
+#pragma once
+// Runs the enabled rules over a stream of objects and returns sorted findings.
+//
+// The linter adds every object of its input and finishes once; the webhook adds the one admitted
+// object over a base inventory (the cluster state) with that object in focus.
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/inventory.h"
+#include "engine/registry.h"
+#include "engine/rule.h"
+
+namespace gpuguard::engine {
+
+inline constexpr std::string_view kIgnoreAnnotation = "gpuguard.io/ignore";
+inline constexpr std::string_view kIgnoreReasonAnnotation = "gpuguard.io/ignore-reason";
+
+struct EvalOptions {
+  bool complete = false;                    // the input is the whole cluster (or scope)
+  std::shared_ptr<const Inventory> base;    // objects already known (the webhook's state)
+  bool focus_on_added = false;              // report only on objects added to this evaluation
+  std::set<std::string> only_rules;         // when not empty, run only these rules
+};
+
+struct Result {
+  std::vector<Finding> findings;            // sorted by file, line, column, rule
+  std::vector<Diagnostic> diagnostics;      // problems with the input itself
+  size_t objects = 0;                       // objects checked
+};
+
+// The kinds the enabled rules of a config read from the inventory.
+[[nodiscard]] std::set<KindRef> kinds_read(const Registry& registry, const Config& config);
+
+class Evaluation {
+ public:
+  Evaluation(const Registry& registry, const Config& config, EvalOptions options = {});
+  ~Evaluation();
+  Evaluation(const Evaluation&) = delete;
+  Evaluation& operator=(const Evaluation&) = delete;
+
+  // Checks one object with every enabled rule, and keeps it in the inventory if a rule reads its
+  // kind. Returns the id it was given.
+  uint32_t add(Object obj);
+  // Diagnostics found while loading the input, kept with the result.
+  void add_diagnostics(std::vector<Diagnostic> diags);
+  // Runs the cross-object phase and returns everything found.
+  [[nodiscard]] Result finish();
+
+  [[nodiscard]] const Inventory& inventory() const;
+
+  struct Impl;  // defined in evaluate.cpp
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,113 @@
+#include "engine/inventory.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace gpuguard::engine {
+
+size_t Inventory::KeyHash::operator()(const Key& k) const {
+  std::hash<std::string> h;
+  size_t v = h(k.group);
+  v = v * 31 + h(k.kind);
+  v = v * 31 + h(k.ns);
+  v = v * 31 + h(k.name);
+  return v;
+}
+
+Inventory Inventory::layered(std::shared_ptr<const Inventory> base) {
+  Inventory inv;
+  if (base) inv.kept_ = base->kept_;
+  inv.base_ = std::move(base);
+  return inv;
+}
+
+bool Inventory::keeps(std::string_view group, std::string_view kind) const {
+  return kept_.count(KindRef{std::string(group), std::string(kind)}) > 0;
+}
+
+void Inventory::add(std::shared_ptr<const Object> obj, std::string effective_namespace) {
+  if (!obj || !keeps(obj->gvk.group, obj->gvk.kind)) return;
+  next_id_ = std::max(next_id_, obj->id + 1);
+  std::string name = obj->name.empty() ? "#" + std::to_string(obj->id) : obj->name;
+  Key key{obj->gvk.group, obj->gvk.kind, effective_namespace, name};
+  if (base_ && base_->find(key.group, key.kind, key.ns, key.name)) shadowed_[key] = true;
+  ns_of_[obj.get()] = effective_namespace;
+  auto it = by_name_.find(key);
+  if (it != by_name_.end()) {
+    ns_of_.erase(it->second.obj.get());
+    it->second = Entry{std::move(obj), std::move(effective_namespace), ++seq_};
+    return;
+  }
+  by_kind_[KindRef{key.group, key.kind}].push_back(key);
+  by_namespace_[Key{key.group, key.kind, key.ns, ""}].push_back(key);
+  by_name_.emplace(key, Entry{std::move(obj), std::move(effective_namespace), ++seq_});
+}
+
+void Inventory::remove(std::string_view group, std::string_view kind, std::string_view ns, std::string_view name) {
+  Key key{std::string(group), std::string(kind), std::string(ns), std::string(name)};
+  if (base_ && base_->find(group, kind, ns, name)) shadowed_[key] = true;
+  auto it = by_name_.find(key);
+  if (it == by_name_.end()) return;
+  ns_of_.erase(it->second.obj.get());
+  by_name_.erase(it);
+  std::erase(by_kind_[KindRef{key.group, key.kind}], key);
+  std::erase(by_namespace_[Key{key.group, key.kind, key.ns, ""}], key);
+}
+
+bool Inventory::hidden_from_base(const Key& k) const { return shadowed_.count(k) > 0; }
+
+std::vector<const Object*> Inventory::list(std::string_view group, std::string_view kind) const {
+  std::vector<const Object*> out;
+  if (base_) {
+    for (const Object* o : base_->list(group, kind)) {
+      std::string name = o->name.empty() ? "#" + std::to_string(o->id) : o->name;
+      if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, base_->namespace_of(*o), name})) out.push_back(o);
+    }
+  }
+  auto it = by_kind_.find(KindRef{std::string(group), std::string(kind)});
+  if (it != by_kind_.end())
+    for (const Key& k : it->second) out.push_back(by_name_.at(k).obj.get());
+  return out;
+}
+
+std::vector<const Object*> Inventory::list(std::string_view group, std::string_view kind, std::string_view ns) const {
+  std::vector<const Object*> out;
+  if (base_) {
+    for (const Object* o : base_->list(group, kind, ns)) {
+      std::string name = o->name.empty() ? "#" + std::to_string(o->id) : o->name;
+      if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, std::string(ns), name})) out.push_back(o);
+    }
+  }
+  auto it = by_namespace_.find(Key{std::string(group), std::string(kind), std::string(ns), ""});
+  if (it != by_namespace_.end())
+    for (const Key& k : it->second) out.push_back(by_name_.at(k).obj.get());
+  return out;
+}
+
+const Object* Inventory::find(std::string_view group, std::string_view kind, std::string_view ns,
+                              std::string_view name) const {
+  Key key{std::string(group), std::string(kind), std::string(ns), std::string(name)};
+  auto it = by_name_.find(key);
+  if (it != by_name_.end()) return it->second.obj.get();
+  if (base_ && !hidden_from_base(key)) return base_->find(group, kind, ns, name);
+  return nullptr;
+}
+
+const std::string& Inventory::namespace_of(const Object& obj) const {
+  auto it = ns_of_.find(&obj);
+  if (it != ns_of_.end()) return it->second;
+  if (base_) return base_->namespace_of(obj);
+  return obj.namespace_;
+}
+
+uint32_t Inventory::next_id() const { return std::max(next_id_, base_ ? base_->next_id() : 0u); }
+
+size_t Inventory::size() const {
+  size_t n = by_name_.size();
+  if (base_) n += base_->size();
+  for (const auto& [k, v] : shadowed_)
+    if (v) --n;
+  return n;
+}
+
+}  // namespace gpuguard::engine

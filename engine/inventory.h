@@ -1,0 +1,80 @@
+#pragma once
+// The objects cross-object rules read, indexed by kind, namespace and name (O(1) look-ups), and
+// whether the input is the whole cluster ("complete").
+//
+// Only the kinds some enabled rule declared in `reads` are kept, in full; everything else passes
+// through `check` and is gone. A layered inventory (the webhook's cluster state plus the admitted
+// object) sees the objects of its base, minus the ones it removes, plus its own.
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/object.h"
+#include "engine/rule.h"
+
+namespace gpuguard::engine {
+
+class Inventory {
+ public:
+  Inventory() = default;
+  explicit Inventory(std::set<KindRef> kept_kinds) : kept_(std::move(kept_kinds)) {}
+  // A layer over `base`: look-ups see the base's objects except those replaced or removed here.
+  static Inventory layered(std::shared_ptr<const Inventory> base);
+
+  [[nodiscard]] bool keeps(std::string_view group, std::string_view kind) const;
+  // Keeps the object if its kind is kept; an object with the same kind, namespace and name
+  // replaces the earlier one (as a later `kubectl apply` would).
+  void add(std::shared_ptr<const Object> obj, std::string effective_namespace);
+  // Removes an object by identity (the webhook's DELETE).
+  void remove(std::string_view group, std::string_view kind, std::string_view ns, std::string_view name);
+
+  // Every kept object of a kind, in the order they were added (base first).
+  [[nodiscard]] std::vector<const Object*> list(std::string_view group, std::string_view kind) const;
+  // Kept objects of a kind in one namespace.
+  [[nodiscard]] std::vector<const Object*> list(std::string_view group, std::string_view kind, std::string_view ns) const;
+  [[nodiscard]] const Object* find(std::string_view group, std::string_view kind, std::string_view ns,
+                                   std::string_view name) const;
+  // The effective namespace the object was added with.
+  [[nodiscard]] const std::string& namespace_of(const Object& obj) const;
+  [[nodiscard]] size_t size() const;
+  // One past the largest object id ever added (base included), so a layer can number its own.
+  [[nodiscard]] uint32_t next_id() const;
+
+  // Complete: the input is the whole cluster, so "X does not exist" is a fact, not a guess.
+  void set_complete(bool c) { complete_ = c; }
+  [[nodiscard]] bool complete() const { return complete_ || (base_ && base_->complete()); }
+
+ private:
+  struct Key {
+    std::string group, kind, ns, name;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  struct Entry {
+    std::shared_ptr<const Object> obj;
+    std::string ns;
+    uint64_t seq = 0;
+  };
+
+  [[nodiscard]] bool hidden_from_base(const Key& k) const;
+
+  std::shared_ptr<const Inventory> base_;
+  std::set<KindRef> kept_;
+  std::unordered_map<Key, Entry, KeyHash> by_name_;
+  std::map<KindRef, std::vector<Key>> by_kind_;  // insertion order
+  std::unordered_map<Key, std::vector<Key>, KeyHash> by_namespace_;  // {group, kind, ns, ""} → keys
+  std::unordered_map<Key, bool, KeyHash> shadowed_;  // base keys replaced or removed in this layer
+  std::unordered_map<const Object*, std::string> ns_of_;
+  uint64_t seq_ = 0;
+  uint32_t next_id_ = 0;
+  bool complete_ = false;
+};
+
+}  // namespace gpuguard::engine

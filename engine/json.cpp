@@ -1,0 +1,152 @@
+#include "engine/json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+
+namespace gpuguard::engine {
+
+const json* member(const json& j, std::string_view key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+json* member(json& j, std::string_view key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+const json* path(const json& j, std::initializer_list<std::string_view> keys) {
+  const json* cur = &j;
+  for (auto k : keys) {
+    cur = member(*cur, k);
+    if (!cur) return nullptr;
+  }
+  return cur;
+}
+
+std::optional<std::string_view> string_at(const json& j, std::string_view key) {
+  const json* m = member(j, key);
+  if (!m || !m->is_string()) return std::nullopt;
+  return std::string_view(m->get_ref<const std::string&>());
+}
+
+std::optional<int64_t> as_int(const json& j) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  if (j.is_number_unsigned()) {
+    auto u = j.get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) return std::nullopt;
+    return static_cast<int64_t>(u);
+  }
+  if (j.is_number_float()) {
+    double d = j.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.2e18) return static_cast<int64_t>(d);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> int_at(const json& j, std::string_view key) {
+  const json* m = member(j, key);
+  return m ? as_int(*m) : std::nullopt;
+}
+
+std::optional<bool> bool_at(const json& j, std::string_view key) {
+  const json* m = member(j, key);
+  if (!m || !m->is_boolean()) return std::nullopt;
+  return m->get<bool>();
+}
+
+namespace {
+
+// Shortest decimal digits and exponent of f (f > 0, finite), as Go's strconv computes them:
+// digits "d1d2...dn" and decimal point position dp, value = 0.d1d2...dn × 10^dp.
+void shortest_digits(double f, int bits, std::string& digits, int& dp) {
+  char buf[64];
+  std::to_chars_result r;
+  if (bits == 32) r = std::to_chars(buf, buf + sizeof buf, static_cast<float>(f), std::chars_format::scientific);
+  else r = std::to_chars(buf, buf + sizeof buf, f, std::chars_format::scientific);
+  std::string_view s(buf, static_cast<size_t>(r.ptr - buf));
+  auto e = s.find('e');
+  std::string_view mant = s.substr(0, e);
+  int exp = std::atoi(std::string(s.substr(e + 1)).c_str());
+  digits.clear();
+  for (char c : mant)
+    if (c != '.') digits += c;
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  dp = exp + 1;
+}
+
+std::string fixed_from_digits(const std::string& digits, int dp) {
+  std::string out;
+  if (dp <= 0) {
+    out = "0.";
+    out.append(static_cast<size_t>(-dp), '0');
+    out += digits;
+  } else if (static_cast<size_t>(dp) >= digits.size()) {
+    out = digits;
+    out.append(static_cast<size_t>(dp) - digits.size(), '0');
+  } else {
+    out = digits.substr(0, static_cast<size_t>(dp)) + "." + digits.substr(static_cast<size_t>(dp));
+  }
+  return out;
+}
+
+std::string exp_from_digits(const std::string& digits, int dp, bool two_digit_min) {
+  std::string out(1, digits[0]);
+  if (digits.size() > 1) out += "." + digits.substr(1);
+  int exp = dp - 1;
+  out += 'e';
+  out += exp < 0 ? '-' : '+';
+  int a = exp < 0 ? -exp : exp;
+  if (two_digit_min && a < 10) out += '0';
+  out += std::to_string(a);
+  return out;
+}
+
+}  // namespace
+
+std::string go_format_float_g(double f, int bits) {
+  if (std::isnan(f)) return "NaN";
+  if (std::isinf(f)) return f > 0 ? "+Inf" : "-Inf";
+  if (f == 0) return std::signbit(f) ? "-0" : "0";
+  std::string sign = f < 0 ? "-" : "";
+  std::string digits;
+  int dp = 0;
+  shortest_digits(std::fabs(f), bits, digits, dp);
+  // Go's 'g' with the shortest precision: %e when exp < -4 || exp >= 6 (two-digit exponent).
+  int exp = dp - 1;
+  if (exp < -4 || exp >= 6) return sign + exp_from_digits(digits, dp, true);
+  return sign + fixed_from_digits(digits, dp);
+}
+
+std::string go_json_number(const json& number) {
+  if (number.is_number_integer()) return std::to_string(number.get<int64_t>());
+  if (number.is_number_unsigned()) return std::to_string(number.get<uint64_t>());
+  if (!number.is_number_float()) return number.dump();
+  double f = number.get<double>();
+  if (!std::isfinite(f)) return "null";
+  if (f == 0) return "0";
+  // encoding/json: 'f' format unless abs < 1e-6 or abs >= 1e21, then 'e' with "e-07" → "e-7".
+  std::string sign = f < 0 ? "-" : "";
+  double a = std::fabs(f);
+  std::string digits;
+  int dp = 0;
+  shortest_digits(a, 64, digits, dp);
+  if (a < 1e-6 || a >= 1e21) return sign + exp_from_digits(digits, dp, false);
+  return sign + fixed_from_digits(digits, dp);
+}
+
+std::string brief(const json& j, size_t max_len) {
+  std::string s;
+  if (j.is_number()) s = go_json_number(j);
+  else if (j.is_object()) s = j.empty() ? "{}" : "{...}";
+  else if (j.is_array()) s = j.empty() ? "[]" : "[...]";
+  else s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > max_len) s = s.substr(0, max_len) + "...";
+  return s;
+}
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,41 @@
+#pragma once
+// Inputs → objects: files, folders (recursive), stdin; YAML streams, JSON, Lists.
+
+#include <cstddef>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/object.h"
+#include "engine/yaml_load.h"
+
+namespace gpuguard::engine {
+
+struct LoadOptions {
+  YamlLimits yaml;
+  size_t max_file_bytes = 256u << 20;
+};
+
+struct Input {
+  std::string display;  // what messages call it ("<stdin>" for -)
+  std::filesystem::path path;
+  bool is_stdin = false;
+};
+
+// Expands the command line's paths in order: "-" is stdin, a file is itself (whatever its name),
+// a folder is every *.yaml, *.yml and *.json below it (sorted, hidden entries skipped). A path
+// that does not exist yields a diagnostic.
+[[nodiscard]] std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& diags);
+
+// Reads an input (at most max_file_bytes) and yields its objects in order. Problems are
+// diagnostics; what can be read is still yielded.
+void load_input(const Input& input, uint32_t index, const LoadOptions& options,
+                const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
+
+// The same for text already in memory (an AdmissionReview's object, a test).
+void load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
+               const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,36 @@
+#pragma once
+// Applies the fixes of the enabled rules to one object, the way the mutating webhook does, and
+// gives the RFC 6902 patch from the original to the result.
+//
+// Fixes are applied in rounds: evaluate, apply every fix that applies cleanly, evaluate again,
+// until no rule offers a fix. So fixes of different rules compose, and the result is a fixed
+// point: mutating it again changes nothing (the webhook's `reinvocationPolicy: IfNeeded`).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/config.h"
+#include "engine/inventory.h"
+#include "engine/registry.h"
+
+namespace gpuguard::engine {
+
+struct MutateOptions {
+  std::shared_ptr<const Inventory> base;  // the cluster state fixes may read (namespace defaults)
+  bool complete = false;
+  std::set<std::string> only_rules;       // when not empty, apply only these rules' fixes
+  int max_rounds = 8;
+};
+
+struct MutateResult {
+  json object;                     // the object after every fix
+  json patch = json::array();      // RFC 6902, original → object (nlohmann's diff)
+  std::vector<std::string> rules;  // rules whose fixes were applied, in order
+  std::vector<Diagnostic> diagnostics;
+};
+
+[[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
+                                  const MutateOptions& options = {});
+
+}  // namespace gpuguard::engine

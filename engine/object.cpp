@@ -1,0 +1,168 @@
+#include "engine/object.h"
+
+#include <array>
+#include <utility>
+
+namespace gpuguard::engine {
+
+Gvk parse_gvk(std::string_view api_version, std::string_view kind) {
+  Gvk g;
+  g.kind = kind;
+  auto slash = api_version.find('/');
+  if (slash == std::string_view::npos) {
+    g.version = api_version;
+  } else {
+    g.group = api_version.substr(0, slash);
+    g.version = api_version.substr(slash + 1);
+  }
+  return g;
+}
+
+bool is_cluster_scoped(std::string_view group, std::string_view kind) {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 44> kCluster{{
+      {"", "Namespace"},
+      {"", "Node"},
+      {"", "PersistentVolume"},
+      {"", "ComponentStatus"},
+      {"scheduling.k8s.io", "PriorityClass"},
+      {"storage.k8s.io", "StorageClass"},
+      {"storage.k8s.io", "CSIDriver"},
+      {"storage.k8s.io", "CSINode"},
+      {"storage.k8s.io", "VolumeAttachment"},
+      {"rbac.authorization.k8s.io", "ClusterRole"},
+      {"rbac.authorization.k8s.io", "ClusterRoleBinding"},
+      {"apiextensions.k8s.io", "CustomResourceDefinition"},
+      {"admissionregistration.k8s.io", "MutatingWebhookConfiguration"},
+      {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration"},
+      {"admissionregistration.k8s.io", "ValidatingAdmissionPolicy"},
+      {"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"},
+      {"admissionregistration.k8s.io", "MutatingAdmissionPolicy"},
+      {"admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"},
+      {"apiregistration.k8s.io", "APIService"},
+      {"node.k8s.io", "RuntimeClass"},
+      {"networking.k8s.io", "IngressClass"},
+      {"policy", "PodSecurityPolicy"},
+      {"certificates.k8s.io", "CertificateSigningRequest"},
+      {"flowcontrol.apiserver.k8s.io", "FlowSchema"},
+      {"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"},
+      {"resource.k8s.io", "DeviceClass"},
+      {"resource.k8s.io", "ResourceSlice"},
+      {"scheduling.volcano.sh", "Queue"},
+      {"topology.volcano.sh", "HyperNode"},
+      {"kueue.x-k8s.io", "ClusterQueue"},
+      {"kueue.x-k8s.io", "ResourceFlavor"},
+      {"kueue.x-k8s.io", "Cohort"},
+      {"kueue.x-k8s.io", "Topology"},
+      {"kueue.x-k8s.io", "WorkloadPriorityClass"},
+      {"kueue.x-k8s.io", "AdmissionCheck"},
+      {"kueue.x-k8s.io", "MultiKueueCluster"},
+      {"kueue.x-k8s.io", "MultiKueueConfig"},
+      {"kueue.x-k8s.io", "ProvisioningRequestConfig"},
+      {"nvidia.com", "ClusterPolicy"},
+      {"nvidia.com", "NVIDIADriver"},
+      {"topology.node.k8s.io", "NodeResourceTopology"},
+      {"wgpolicyk8s.io", "ClusterPolicyReport"},
+      {"cert-manager.io", "ClusterIssuer"},
+      {"nfd.k8s-sigs.io", "NodeFeatureRule"},
+  }};
+  for (const auto& [g, k] : kCluster)
+    if (g == group && k == kind) return true;
+  return false;
+}
+
+Pos Object::position_of(std::string_view pointer) const {
+  if (!positions) return pos;
+  Pos p = positions->resolve(pointer, pos_root);
+  return p.known() ? p : pos;
+}
+
+std::string Object::display_name() const {
+  if (!is_kubernetes_object()) return "document";
+  std::string out = gvk.kind;
+  out += ' ';
+  if (!namespace_.empty()) out += namespace_ + "/";
+  if (!name.empty()) out += name;
+  else if (!generate_name.empty()) out += generate_name + "*";
+  else out += "<unnamed>";
+  return out;
+}
+
+const json& Object::metadata() const {
+  static const json kEmpty = json::object();
+  const json* m = member(body, "metadata");
+  return m && m->is_object() ? *m : kEmpty;
+}
+
+const json* Object::label(std::string_view key) const {
+  const json* labels = member(metadata(), "labels");
+  return labels ? member(*labels, key) : nullptr;
+}
+
+const json* Object::annotation(std::string_view key) const {
+  const json* ann = member(metadata(), "annotations");
+  return ann ? member(*ann, key) : nullptr;
+}
+
+namespace {
+
+bool is_list_kind(const json& body) {
+  auto kind = string_at(body, "kind");
+  if (!kind || !kind->ends_with("List")) return false;
+  const json* items = member(body, "items");
+  return items && (items->is_array() || items->is_null());
+}
+
+Object make_object(json body, std::shared_ptr<const PositionIndex> positions,
+                   PositionIndex::NodeId root, Pos pos, const SourceRef& source, uint32_t document,
+                   std::string item_pointer) {
+  Object o;
+  o.source = source;
+  o.document = document;
+  o.item_pointer = std::move(item_pointer);
+  auto api = string_at(body, "apiVersion");
+  auto kind = string_at(body, "kind");
+  if (api && kind && !api->empty() && !kind->empty()) {
+    o.api_version = *api;
+    o.gvk = parse_gvk(*api, *kind);
+    const json* md = member(body, "metadata");
+    if (md) {
+      if (auto n = string_at(*md, "name")) o.name = *n;
+      if (auto g = string_at(*md, "generateName")) o.generate_name = *g;
+      if (auto ns = string_at(*md, "namespace")) o.namespace_ = *ns;
+    }
+  }
+  o.body = std::move(body);
+  o.positions = std::move(positions);
+  o.pos_root = root;
+  o.pos = pos;
+  return o;
+}
+
+}  // namespace
+
+void objects_from_document(json body, std::shared_ptr<const PositionIndex> positions, Pos start,
+                           const SourceRef& source, uint32_t document, std::vector<Object>& out,
+                           std::vector<Diagnostic>& diags) {
+  if (!body.is_object() || !is_list_kind(body)) {
+    PositionIndex::NodeId root = positions ? positions->root() : 0;
+    out.push_back(make_object(std::move(body), std::move(positions), root, start, source, document, ""));
+    return;
+  }
+  json* items = member(body, "items");
+  if (!items || items->is_null()) return;
+  for (size_t i = 0; i < items->size(); ++i) {
+    std::string ptr = pointer_join("/items", i);
+    PositionIndex::NodeId node = 0;
+    Pos pos = start;
+    if (positions && positions->find(ptr, positions->root(), node)) pos = positions->pos(node);
+    json& item = (*items)[i];
+    if (!item.is_object() || !string_at(item, "apiVersion") || !string_at(item, "kind")) {
+      diags.push_back({Severity::error, source ? source->path : std::string(), pos,
+                       "item " + std::to_string(i) + " of the List is not a Kubernetes object (it needs apiVersion and kind)"});
+      continue;
+    }
+    out.push_back(make_object(std::move(item), positions, node, pos, source, document, ptr));
+  }
+}
+
+}  // namespace gpuguard::engine

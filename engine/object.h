@@ -1,0 +1,69 @@
+#pragma once
+// The engine's unit of work: one Kubernetes object (or one non-object document) with its source.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/positions.h"
+#include "engine/types.h"
+
+namespace gpuguard::engine {
+
+struct Gvk {
+  std::string group;  // "" for the core group
+  std::string version;
+  std::string kind;
+};
+
+// Splits "group/version" (or "v1") into group and version.
+[[nodiscard]] Gvk parse_gvk(std::string_view api_version, std::string_view kind);
+
+// Whether objects of this kind live in a namespace (the built-in table; unknown kinds are
+// assumed namespaced, as most custom resources are).
+[[nodiscard]] bool is_cluster_scoped(std::string_view group, std::string_view kind);
+
+struct Object {
+  uint32_t id = 0;            // position in the run; findings refer to objects by id
+  SourceRef source;           // file (nullptr for an AdmissionReview's object)
+  uint32_t document = 0;      // index of the document in the file
+  std::string item_pointer;   // "/items/3" when the object came out of a List, else ""
+
+  // Identity. For a document that is not a Kubernetes object all of these are empty.
+  std::string api_version;
+  Gvk gvk;
+  std::string name;           // metadata.name
+  std::string generate_name;  // metadata.generateName
+  std::string namespace_;     // metadata.namespace as written ("" when absent)
+
+  json body;
+  std::shared_ptr<const PositionIndex> positions;
+  PositionIndex::NodeId pos_root = 0;
+  Pos pos;                    // the object's first line
+
+  [[nodiscard]] bool is_kubernetes_object() const { return !gvk.kind.empty(); }
+  [[nodiscard]] bool is(std::string_view group, std::string_view kind) const {
+    return gvk.kind == kind && gvk.group == group;
+  }
+  [[nodiscard]] bool cluster_scoped() const { return is_cluster_scoped(gvk.group, gvk.kind); }
+  // Position of the node a JSON pointer names (see PositionIndex::resolve); the object's own
+  // position when there is no index.
+  [[nodiscard]] Pos position_of(std::string_view pointer) const;
+  // "Deployment team-a/train" or "PriorityClass high".
+  [[nodiscard]] std::string display_name() const;
+  [[nodiscard]] const json& metadata() const;
+  [[nodiscard]] const json* label(std::string_view key) const;
+  [[nodiscard]] const json* annotation(std::string_view key) const;
+};
+
+// Turns a loaded document into objects: a Kubernetes object, the items of a `List` / `*List`
+// (each item its own object), or the document itself when it is not a Kubernetes object.
+// Diagnostics name items that are not objects.
+void objects_from_document(json body, std::shared_ptr<const PositionIndex> positions, Pos start,
+                           const SourceRef& source, uint32_t document, std::vector<Object>& out,
+                           std::vector<Diagnostic>& diags);
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,200 @@
+#include "engine/podspec.h"
+
+namespace gpuguard::engine {
+
+const json& PodTemplate::metadata() const {
+  static const json kEmpty = json::object();
+  const json* m = tmpl ? member(*tmpl, "metadata") : nullptr;
+  return m && m->is_object() ? *m : kEmpty;
+}
+
+namespace {
+
+std::optional<int64_t> mul(std::optional<int64_t> a, std::optional<int64_t> b) {
+  if (!a || !b) return std::nullopt;
+  return *a * *b;
+}
+
+// Adds the template at `ptr` (relative to `base`, which is at `base_ptr`) when it has a spec.
+void add(std::vector<PodTemplate>& out, const json& holder, std::string ptr, std::optional<int64_t> replicas,
+         std::string role) {
+  const json* spec = member(holder, "spec");
+  if (!spec || !spec->is_object()) return;
+  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role)});
+}
+
+void add_at(std::vector<PodTemplate>& out, const json& parent, std::string_view key, const std::string& parent_ptr,
+            std::optional<int64_t> replicas, std::string role) {
+  const json* t = member(parent, key);
+  if (t && t->is_object()) add(out, *t, pointer_join(parent_ptr, key), replicas, std::move(role));
+}
+
+int64_t int_or(const json& j, std::string_view key, int64_t dflt) { return int_at(j, key).value_or(dflt); }
+
+// KubeRay: headGroupSpec and workerGroupSpecs under `spec_ptr`.
+void ray_cluster_spec(std::vector<PodTemplate>& out, const json& rc, const std::string& ptr) {
+  if (const json* head = member(rc, "headGroupSpec"); head && head->is_object())
+    add_at(out, *head, "template", pointer_join(ptr, "headGroupSpec"), 1, "head");
+  if (const json* workers = member(rc, "workerGroupSpecs"); workers && workers->is_array()) {
+    for (size_t i = 0; i < workers->size(); ++i) {
+      const json& w = (*workers)[i];
+      if (!w.is_object()) continue;
+      std::optional<int64_t> replicas = int_at(w, "replicas");
+      if (!replicas) replicas = int_at(w, "minReplicas");
+      if (!replicas) replicas = 0;
+      std::string role(string_at(w, "groupName").value_or("worker"));
+      add_at(out, w, "template", pointer_join(pointer_join(ptr, "workerGroupSpecs"), i),
+             mul(replicas, int_or(w, "numOfHosts", 1)), role);
+    }
+  }
+}
+
+// Kubeflow training-operator replica maps (replicas default to 1).
+void replica_map(std::vector<PodTemplate>& out, const json& spec, std::string_view key) {
+  const json* specs = member(spec, key);
+  if (!specs || !specs->is_object()) return;
+  std::string base = pointer_join("/spec", key);
+  for (const auto& [rtype, rs] : specs->items()) {
+    if (!rs.is_object()) continue;
+    add_at(out, rs, "template", pointer_join(base, rtype), int_or(rs, "replicas", 1), rtype);
+  }
+}
+
+}  // namespace
+
+std::vector<PodTemplate> pod_templates(const Object& obj) {
+  std::vector<PodTemplate> out;
+  if (!obj.is_kubernetes_object()) return out;
+  const json& body = obj.body;
+  const std::string& g = obj.gvk.group;
+  const std::string& k = obj.gvk.kind;
+  const json* spec = member(body, "spec");
+
+  if (g.empty() && k == "Pod") {
+    add(out, body, "", 1, "");
+    return out;
+  }
+  if (g.empty() && k == "PodTemplate") {
+    add_at(out, body, "template", "", std::nullopt, "");
+    return out;
+  }
+  if (!spec || !spec->is_object()) return out;
+
+  if ((g == "apps" && (k == "Deployment" || k == "StatefulSet" || k == "ReplicaSet")) ||
+      (g.empty() && k == "ReplicationController")) {
+    add_at(out, *spec, "template", "/spec", int_or(*spec, "replicas", 1), "");
+  } else if (g == "apps" && k == "DaemonSet") {
+    add_at(out, *spec, "template", "/spec", std::nullopt, "");
+  } else if (g == "batch" && k == "Job") {
+    add_at(out, *spec, "template", "/spec", int_or(*spec, "parallelism", 1), "");
+  } else if (g == "batch" && k == "CronJob") {
+    const json* jt = member(*spec, "jobTemplate");
+    const json* js = jt ? member(*jt, "spec") : nullptr;
+    if (js && js->is_object())
+      add_at(out, *js, "template", "/spec/jobTemplate/spec", int_or(*js, "parallelism", 1), "");
+  } else if (g == "batch.volcano.sh" && k == "Job") {
+    if (const json* tasks = member(*spec, "tasks"); tasks && tasks->is_array()) {
+      for (size_t i = 0; i < tasks->size(); ++i) {
+        const json& t = (*tasks)[i];
+        if (!t.is_object()) continue;
+        add_at(out, t, "template", pointer_join("/spec/tasks", i), int_or(t, "replicas", 0),
+               std::string(string_at(t, "name").value_or("")));
+      }
+    }
+  } else if (g == "kubeflow.org") {
+    if (k == "PyTorchJob") replica_map(out, *spec, "pytorchReplicaSpecs");
+    else if (k == "TFJob") replica_map(out, *spec, "tfReplicaSpecs");
+    else if (k == "MPIJob") replica_map(out, *spec, "mpiReplicaSpecs");
+    else if (k == "JAXJob") replica_map(out, *spec, "jaxReplicaSpecs");
+    else if (k == "XGBoostJob") replica_map(out, *spec, "xgbReplicaSpecs");
+    else if (k == "PaddleJob") replica_map(out, *spec, "paddleReplicaSpecs");
+  } else if (g == "jobset.x-k8s.io" && k == "JobSet") {
+    if (const json* rjs = member(*spec, "replicatedJobs"); rjs && rjs->is_array()) {
+      for (size_t i = 0; i < rjs->size(); ++i) {
+        const json& rj = (*rjs)[i];
+        const json* jt = member(rj, "template");
+        const json* js = jt ? member(*jt, "spec") : nullptr;
+        if (!js || !js->is_object()) continue;
+        std::string base = pointer_join("/spec/replicatedJobs", i) + "/template/spec";
+        add_at(out, *js, "template", base, mul(int_or(rj, "replicas", 1), int_or(*js, "parallelism", 1)),
+               std::string(string_at(rj, "name").value_or("")));
+      }
+    }
+  } else if (g == "ray.io") {
+    if (k == "RayCluster") ray_cluster_spec(out, *spec, "/spec");
+    else if (k == "RayJob") {
+      if (const json* rc = member(*spec, "rayClusterSpec"); rc && rc->is_object())
+        ray_cluster_spec(out, *rc, "/spec/rayClusterSpec");
+      add_at(out, *spec, "submitterPodTemplate", "/spec", 1, "submitter");
+    } else if (k == "RayService") {
+      if (const json* rc = member(*spec, "rayClusterConfig"); rc && rc->is_object())
+        ray_cluster_spec(out, *rc, "/spec/rayClusterConfig");
+    }
+  } else if (g == "leaderworkerset.x-k8s.io" && k == "LeaderWorkerSet") {
+    if (const json* lwt = member(*spec, "leaderWorkerTemplate"); lwt && lwt->is_object()) {
+      int64_t groups = int_or(*spec, "replicas", 1);
+      int64_t size = int_or(*lwt, "size", 1);
+      const std::string base = "/spec/leaderWorkerTemplate";
+      if (member(*lwt, "leaderTemplate")) {
+        add_at(out, *lwt, "leaderTemplate", base, groups, "leader");
+        add_at(out, *lwt, "workerTemplate", base, groups * (size - 1), "worker");
+      } else {
+        add_at(out, *lwt, "workerTemplate", base, groups * size, "worker");
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Container> containers(const PodTemplate& t, bool include_ephemeral) {
+  std::vector<Container> out;
+  auto list = [&](std::string_view key, Container::Kind kind) {
+    const json* arr = member(*t.spec, key);
+    if (!arr || !arr->is_array()) return;
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const json& c = (*arr)[i];
+      if (!c.is_object()) continue;
+      Container::Kind ck = kind;
+      if (kind == Container::Kind::init && string_at(c, "restartPolicy") == std::optional<std::string_view>("Always"))
+        ck = Container::Kind::sidecar;
+      out.push_back(Container{&c, pointer_join(pointer_join(t.spec_pointer(), key), i),
+                              string_at(c, "name").value_or(""), ck});
+    }
+  };
+  list("initContainers", Container::Kind::init);
+  list("containers", Container::Kind::regular);
+  if (include_ephemeral) list("ephemeralContainers", Container::Kind::ephemeral);
+  return out;
+}
+
+std::string describe(const Container& c) {
+  std::string kind;
+  switch (c.kind) {
+    case Container::Kind::regular: kind = "container"; break;
+    case Container::Kind::init: kind = "init container"; break;
+    case Container::Kind::sidecar: kind = "sidecar container"; break;
+    case Container::Kind::ephemeral: kind = "ephemeral container"; break;
+  }
+  return kind + " \"" + std::string(c.name) + "\"";
+}
+
+ResourceMatcher::ResourceMatcher(std::vector<std::string> patterns) : patterns_(std::move(patterns)) {}
+
+bool ResourceMatcher::matches(std::string_view resource) const {
+  for (const auto& p : patterns_) {
+    if (!p.empty() && p.back() == '*') {
+      if (resource.starts_with(std::string_view(p).substr(0, p.size() - 1)) && resource.size() >= p.size()) return true;
+    } else if (p == resource) {
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<std::string>& default_gpu_resources() {
+  static const std::vector<std::string> kDefaults = {"nvidia.com/gpu", "nvidia.com/gpu.shared", "nvidia.com/mig-*"};
+  return kDefaults;
+}
+
+}  // namespace gpuguard::engine
+

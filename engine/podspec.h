@@ -1,0 +1,68 @@
+#pragma once
+// Pod templates, wherever a kind keeps them (design.md §2 "kind groups"): one accessor gives every
+// rule the pod templates of an object, each with its JSON pointer and replica count, so no rule
+// walks kinds itself.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/object.h"
+
+namespace gpuguard::engine {
+
+struct PodTemplate {
+  // JSON pointer to the object holding `metadata` and `spec` of the pod: "" for a Pod itself,
+  // "/spec/template" for a Deployment, "/spec/tasks/0/template" for a Volcano Job task, ...
+  std::string pointer;
+  const json* tmpl = nullptr;  // that object (metadata + spec)
+  const json* spec = nullptr;  // its `spec` (a PodSpec); never null
+  // Pods this template stands for: replicas (× parallelism, × hosts, …) where the kind has one;
+  // nullopt where it depends on the cluster (DaemonSet) or on an autoscaler.
+  std::optional<int64_t> replicas;
+  // The template's role in its workload: a Kubeflow replica type ("Worker"), a Volcano task, a
+  // Ray group, a JobSet replicated job; "" for single-template kinds.
+  std::string role;
+
+  [[nodiscard]] std::string spec_pointer() const { return pointer + "/spec"; }
+  [[nodiscard]] const json& metadata() const;
+};
+
+// Every pod template of the object (empty for kinds without one).
+[[nodiscard]] std::vector<PodTemplate> pod_templates(const Object& obj);
+
+// A container of a pod spec: regular, init (including native sidecars) or ephemeral.
+struct Container {
+  const json* body = nullptr;
+  std::string pointer;       // e.g. "/spec/template/spec/containers/1"
+  std::string_view name;
+  enum class Kind : uint8_t { regular, init, sidecar, ephemeral } kind = Kind::regular;
+};
+
+[[nodiscard]] std::vector<Container> containers(const PodTemplate& t, bool include_ephemeral = false);
+
+// "container \"train\"", "init container \"setup\"", "sidecar container \"proxy\"".
+[[nodiscard]] std::string describe(const Container& c);
+
+// Which resource names count as GPUs: exact names, or prefixes written with a trailing `*`
+// (`nvidia.com/mig-*`).
+class ResourceMatcher {
+ public:
+  ResourceMatcher() = default;
+  explicit ResourceMatcher(std::vector<std::string> patterns);
+  [[nodiscard]] bool matches(std::string_view resource) const;
+  [[nodiscard]] const std::vector<std::string>& patterns() const { return patterns_; }
+
+ private:
+  std::vector<std::string> patterns_;
+};
+
+// The GPU resources gpuguard knows without configuration: whole GPUs, time-sliced or MPS shares
+// (renameByDefault), and MIG slices under the mixed strategy (facts/nvidia.md).
+[[nodiscard]] const std::vector<std::string>& default_gpu_resources();
+
+}  // namespace gpuguard::engine

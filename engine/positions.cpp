@@ -1,0 +1,106 @@
+#include "engine/positions.h"
+
+#include <charconv>
+
+namespace gpuguard::engine {
+
+PositionIndex::NodeId PositionIndex::add(Pos pos, bool is_map, std::vector<Child> children) {
+  Node node{pos, is_map, static_cast<uint32_t>(children_.size()),
+            static_cast<uint32_t>(children.size())};
+  for (auto& c : children) children_.push_back(std::move(c));
+  nodes_.push_back(node);
+  return static_cast<NodeId>(nodes_.size() - 1);
+}
+
+const PositionIndex::Child* PositionIndex::child(NodeId n, std::string_view token) const {
+  if (n >= nodes_.size()) return nullptr;
+  const Node& node = nodes_[n];
+  if (node.is_map) {
+    for (uint32_t i = node.first; i < node.first + node.count; ++i)
+      if (children_[i].key == token) return &children_[i];
+    return nullptr;
+  }
+  size_t idx = 0;
+  auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), idx);
+  if (ec != std::errc{} || p != token.data() + token.size() || token.empty()) return nullptr;
+  if (idx >= node.count) return nullptr;
+  return &children_[node.first + idx];
+}
+
+bool PositionIndex::find(std::string_view pointer, NodeId root, NodeId& out) const {
+  NodeId n = root;
+  for (const auto& tok : pointer_tokens(pointer)) {
+    const Child* c = child(n, tok);
+    if (!c) return false;
+    n = c->node;
+  }
+  out = n;
+  return true;
+}
+
+Pos PositionIndex::resolve(std::string_view pointer, NodeId root) const {
+  if (root >= nodes_.size()) return {};
+  NodeId n = root;
+  Pos best = nodes_[n].pos;
+  for (const auto& tok : pointer_tokens(pointer)) {
+    const Child* c = child(n, tok);
+    if (!c) break;
+    best = c->key_pos.known() ? c->key_pos : nodes_[c->node].pos;
+    n = c->node;
+  }
+  return best;
+}
+
+std::string pointer_escape(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (char c : token) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+std::string pointer_unescape(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  for (size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      out += token[i + 1] == '0' ? '~' : '/';
+      ++i;
+    } else {
+      out += token[i];
+    }
+  }
+  return out;
+}
+
+std::string pointer_join(std::string_view base, std::string_view token) {
+  std::string out(base);
+  out += '/';
+  out += pointer_escape(token);
+  return out;
+}
+
+std::string pointer_join(std::string_view base, size_t index) {
+  std::string out(base);
+  out += '/';
+  out += std::to_string(index);
+  return out;
+}
+
+std::vector<std::string> pointer_tokens(std::string_view pointer) {
+  std::vector<std::string> out;
+  if (pointer.empty()) return out;
+  size_t start = pointer.front() == '/' ? 1 : 0;
+  while (start <= pointer.size()) {
+    size_t end = pointer.find('/', start);
+    if (end == std::string_view::npos) end = pointer.size();
+    out.push_back(pointer_unescape(pointer.substr(start, end - start)));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,169 @@
+#pragma once
+// The rule interface (design.md §2): metadata plus pure check functions.
+//
+// A rule sees objects in two phases. `check` runs once per object while its tree is alive and may
+// only look at that object. `finish` runs once after every object was added and sees the
+// inventory: the kept objects of the kinds the rule declared in `reads`. Cross-object rules
+// record what they need in their own state during `check` (a small projection, never the tree)
+// and decide in `finish`. The same two calls serve the linter (all objects of the input) and the
+// webhook (one admitted object against the cluster state), so there is one engine, not two.
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/object.h"
+#include "engine/podspec.h"
+#include "engine/types.h"
+
+namespace re2 {
+class RE2;
+}
+
+namespace gpuguard::engine {
+
+class Inventory;
+
+enum class ParamType : uint8_t { integer, boolean, string, string_list, regex, string_map };
+[[nodiscard]] std::string_view to_string(ParamType t);
+
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::string;
+  json default_value;
+  std::string description;
+  std::optional<int64_t> min;  // integers only
+  std::optional<int64_t> max;
+};
+
+struct KindRef {
+  std::string group;
+  std::string kind;
+  auto operator<=>(const KindRef&) const = default;
+};
+
+struct RuleInfo {
+  std::string id;              // kebab-case; file and doc names derive from it
+  Severity severity = Severity::warning;
+  std::string category;        // "resources", "quota", "priority", ...
+  std::string seed;            // section of the seed's checklist ("9.5")
+  std::string summary;         // one line, no trailing period
+  std::string rationale;       // markdown
+  std::string remediation;     // markdown
+  std::vector<std::string> facts;  // the facts the rule rests on, with their upstream sources
+  std::vector<ParamSpec> params;
+  std::vector<KindRef> reads;  // kinds it reads from the inventory in `finish`
+  bool needs_complete = false; // speaks only where the inventory is complete
+  bool has_fix = false;
+  std::string example_bad;     // YAML that fires (tested)
+  std::string example_good;    // YAML that does not (tested)
+};
+
+// A rule's resolved parameters (validated when the config was loaded).
+class Params {
+ public:
+  Params() = default;
+  Params(json values, std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes);
+
+  [[nodiscard]] int64_t integer(std::string_view name) const;
+  [[nodiscard]] bool boolean(std::string_view name) const;
+  [[nodiscard]] std::string string(std::string_view name) const;
+  [[nodiscard]] std::vector<std::string> strings(std::string_view name) const;
+  [[nodiscard]] const re2::RE2* regex(std::string_view name) const;
+  [[nodiscard]] std::shared_ptr<const re2::RE2> regex_ptr(std::string_view name) const;
+  [[nodiscard]] const json& values() const { return values_; }
+
+ private:
+  json values_ = json::object();
+  std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes_;
+};
+
+// Identity of an object, kept with every finding so findings outlive object trees.
+struct ObjectRef {
+  uint32_t id = 0;
+  SourceRef source;
+  uint32_t document = 0;
+  std::string item_pointer;
+  std::string api_version;
+  std::string kind;
+  std::string namespace_;  // effective namespace ("" for cluster-scoped kinds)
+  std::string name;
+  Pos pos;
+};
+
+struct Finding {
+  std::string rule;
+  Severity severity = Severity::warning;
+  std::string message;
+  ObjectRef object;         // object.id == kNoObject for findings about the scope as a whole
+  std::string pointer;      // JSON pointer into the object
+  Pos pos;
+  std::optional<json> fix;  // RFC 6902 operations on the object
+  bool suppressed = false;
+  std::string suppression;  // why: the ignore annotation's reason, or the config exclusion
+};
+
+inline constexpr uint32_t kNoObject = 0xFFFFFFFFu;
+
+// Engine-wide settings every rule may read.
+struct RunSettings {
+  ResourceMatcher gpu_resources{default_gpu_resources()};
+  std::string default_namespace = "default";
+};
+
+class RuleState {
+ public:
+  virtual ~RuleState() = default;
+};
+
+class CheckContext {
+ public:
+  virtual ~CheckContext() = default;
+  [[nodiscard]] virtual const Params& params() const = 0;
+  [[nodiscard]] virtual const RunSettings& settings() const = 0;
+  [[nodiscard]] virtual RuleState* state() = 0;
+  // The effective namespace of the object being checked ("" for cluster-scoped kinds).
+  [[nodiscard]] virtual const std::string& namespace_of_object() const = 0;
+  virtual void report(std::string pointer, std::string message, std::optional<json> fix = std::nullopt) = 0;
+  // The object's identity and the position of `pointer`, for a finding `finish` reports later.
+  [[nodiscard]] virtual ObjectRef ref() const = 0;
+  [[nodiscard]] virtual Pos position_of(std::string_view pointer) const = 0;
+};
+
+class FinishContext {
+ public:
+  virtual ~FinishContext() = default;
+  [[nodiscard]] virtual const Params& params() const = 0;
+  [[nodiscard]] virtual const RunSettings& settings() const = 0;
+  [[nodiscard]] virtual RuleState* state() = 0;
+  [[nodiscard]] virtual const Inventory& inventory() const = 0;
+  // Findings about a kept object (the inventory's), resolved to a position now.
+  virtual void report(const Object& obj, std::string pointer, std::string message,
+                      std::optional<json> fix = std::nullopt) = 0;
+  // Findings about an object seen in `check` whose tree is gone: its ref and position.
+  virtual void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message) = 0;
+  // A finding about the scope as a whole (no object carries it, e.g. "no PriorityClass at all").
+  virtual void report_scope(std::string message) = 0;
+  // Whether findings on this object are wanted: always in the linter; in the webhook only the
+  // admitted object is in focus. Rules may skip work for objects out of focus.
+  [[nodiscard]] virtual bool in_focus(const Object& obj) const = 0;
+  // For a finding about a set of objects: the one in focus if any, else the last in source order.
+  [[nodiscard]] virtual const Object* subject(std::span<const Object* const> set) const = 0;
+};
+
+class Rule {
+ public:
+  virtual ~Rule() = default;
+  [[nodiscard]] virtual const RuleInfo& info() const = 0;
+  virtual void check(const Object& /*obj*/, CheckContext& /*ctx*/) const {}
+  [[nodiscard]] virtual std::unique_ptr<RuleState> make_state() const { return nullptr; }
+  virtual void finish(FinishContext& /*ctx*/) const {}
+  // Cross-parameter checks beyond the types (e.g. min ≤ max); an error message, or nothing.
+  [[nodiscard]] virtual std::optional<std::string> validate_params(const Params& /*params*/) const { return std::nullopt; }
+};
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,42 @@
+#pragma once
+// Basic value types shared by every part of the engine.
+
+#include <compare>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuguard::engine {
+
+// A 1-based line and column in a source file; line 0 means "unknown".
+struct Pos {
+  uint32_t line = 0;
+  uint32_t col = 0;
+  [[nodiscard]] bool known() const { return line != 0; }
+  auto operator<=>(const Pos&) const = default;
+};
+
+enum class Severity : uint8_t { info = 0, warning = 1, error = 2 };
+
+[[nodiscard]] std::string_view to_string(Severity s);
+[[nodiscard]] std::optional<Severity> parse_severity(std::string_view s);
+
+// One input: a file on disk, stdin, or an in-memory buffer (an AdmissionReview).
+struct SourceFile {
+  std::string path;  // as given by the user ("-" is shown as "<stdin>")
+  uint32_t index = 0;  // order of the file in the run, for sorting
+};
+using SourceRef = std::shared_ptr<const SourceFile>;
+
+// A problem with the input itself (unreadable file, malformed YAML, bad config), as opposed to a
+// finding of a rule. Diagnostics of severity error make the CLI exit with code 2.
+struct Diagnostic {
+  Severity severity = Severity::error;
+  std::string file;
+  Pos pos;
+  std::string message;
+};
+
+}  // namespace gpuguard::engine

@@ -1,0 +1,58 @@
+#pragma once
+// YAML (and JSON) text → JSON body + source positions, with Kubernetes' YAML semantics.
+//
+// Kubernetes reads YAML with sigs.k8s.io/yaml, a go-yaml v2 fork that resolves plain scalars by
+// YAML 1.1 rules and converts the result to JSON. This loader drives libyaml's event API (go-yaml
+// is a port of libyaml, so the grammar is the same) and resolves scalars, keys, merge keys and
+// aliases the way that reader does. See facts/webhook.md §4.
+//
+// Hostile input is bounded: alias expansion has a node budget, nesting depth and scalar size are
+// capped, and an error in one document is reported with its position while loading goes on with
+// the next document.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "engine/json.h"
+#include "engine/positions.h"
+#include "engine/types.h"
+
+namespace gpuguard::engine {
+
+struct YamlLimits {
+  uint32_t max_depth = 256;                    // nesting of mappings and sequences
+  size_t max_scalar_bytes = 16u << 20;         // one scalar (a Kubernetes object is ≤ 3 MiB)
+  size_t max_document_bytes = 256u << 20;      // one document (a `kubectl get -o yaml` List)
+  size_t alias_node_budget = 100'000;          // nodes that aliases may add to a document...
+  size_t alias_node_ratio = 10;                // ...plus this many per node written out
+};
+
+struct YamlDocument {
+  json body;
+  std::shared_ptr<PositionIndex> positions;
+  Pos start;                                 // position of the root node
+  uint32_t index = 0;                        // 0-based index of the document in the stream
+};
+
+// Loads every document of `text`. Each document that loads is passed to `on_document`; each
+// that does not yields a diagnostic (file:line:col and what is wrong) and is skipped. Empty
+// documents (only comments, or a bare `---`) are skipped silently. Never throws on bad input.
+void load_yaml_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
+                      const std::function<void(YamlDocument&&)>& on_document,
+                      std::vector<Diagnostic>& diagnostics);
+
+// Plain-scalar resolution as go-yaml v2 does it (exposed for tests).
+enum class ScalarType : uint8_t { null, boolean, integer, floating, string, merge };
+struct ResolvedScalar {
+  ScalarType type = ScalarType::string;
+  bool b = false;
+  int64_t i = 0;
+  double d = 0;
+};
+[[nodiscard]] ResolvedScalar resolve_plain_scalar(std::string_view s);
+
+}  // namespace gpuguard::engine

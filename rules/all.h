@@ -1,0 +1,14 @@
+#pragma once
+// One factory per rule; rules/registry.cpp lists them all.
+
+#include <memory>
+
+#include "engine/rule.h"
+
+namespace gpuguard::rules {
+
+std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
+std::unique_ptr<const engine::Rule> make_priority_class_count();
+std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
+
+}  // namespace gpuguard::rules

@@ -1,0 +1,159 @@
+// gpu-request-limit-mismatch: GPU requests and limits the API server rejects.
+
+#include <set>
+
+#include "engine/quantity.h"
+#include "rules/all.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+class GpuRequestLimitMismatch final : public Rule {
+ public:
+  GpuRequestLimitMismatch() {
+    info_.id = "gpu-request-limit-mismatch";
+    info_.severity = Severity::error;
+    info_.category = "resources";
+    info_.seed = "9.5";
+    info_.summary = "A container's GPU request has no limit, differs from its limit, or is not a whole number";
+    info_.rationale =
+        "GPUs are extended resources, and Kubernetes does not overcommit extended resources. Pod "
+        "validation therefore insists that a GPU request comes with a limit (\"Limit must be set for "
+        "non overcommitable resources\"), that the two are equal (\"must be equal to nvidia.com/gpu "
+        "limit\"), and that the amount is a whole number (\"must be an integer\": `0.5` and `500m` "
+        "are refused, `3000m` is 3). The API server rejects such a pod, and a controller that stamps "
+        "pods from a template (Deployment, Job, Volcano Job, PyTorchJob, RayCluster) fails on every "
+        "pod it tries to create, so the workload never starts.\n\n"
+        "A limit alone is fine: the API server copies limits into requests. Every container counts, "
+        "init containers and native sidecars included.";
+    info_.remediation =
+        "Give GPUs as limits only (`limits: {nvidia.com/gpu: 1}`), or set requests and limits to the "
+        "same whole number. The fix (and the mutating webhook) adds the missing limit equal to the "
+        "request.";
+    info_.facts = {
+        "facts/kubernetes-and-queues.md §1.3 — `validateResourceRequirements` in kubernetes "
+        "`pkg/apis/core/validation/validation.go` @000f2605: a request without a limit is a Required "
+        "error on `limits` (\"Limit must be set for non overcommitable resources\"), a request "
+        "different from the limit is \"must be equal to <name> limit of <qty>\", and "
+        "`ValidateResourceQuantityValue` requires integers for extended resources; `SetDefaults_Pod` "
+        "copies limits into requests.",
+    };
+    info_.has_fix = true;
+    info_.example_bad = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  containers:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.06-py3
+      resources:
+        requests:
+          nvidia.com/gpu: 1
+)";
+    info_.example_good = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  containers:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.06-py3
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    for (const auto& t : pod_templates(obj))
+      for (const auto& c : containers(t)) check_container(c, ctx);
+  }
+
+ private:
+  static const json* resource_list(const json& resources, std::string_view key) {
+    const json* l = member(resources, key);
+    return l && l->is_object() ? l : nullptr;
+  }
+
+  // Parses one amount; reports it when it is malformed, negative or fractional.
+  static std::optional<Quantity> amount(const json& value, const Container& c, std::string_view name,
+                                        std::string_view kind, const std::string& ptr, CheckContext& ctx) {
+    auto q = Quantity::from_json(value);
+    std::string what = describe(c) + ": " + std::string(name) + " " + std::string(kind) + " " + brief(value);
+    if (!q) {
+      ctx.report(ptr, what + " is not a valid quantity: " + q.error());
+      return std::nullopt;
+    }
+    if (q->is_negative()) {
+      ctx.report(ptr, what + " must be greater than or equal to 0");
+      return std::nullopt;
+    }
+    if (!q->is_integer()) {
+      ctx.report(ptr, what + " must be a whole number: GPUs are not divisible, and the API server rejects the pod (\"must be an integer\")");
+      return std::nullopt;
+    }
+    return *q;
+  }
+
+  void check_container(const Container& c, CheckContext& ctx) const {
+    const json* res = member(*c.body, "resources");
+    if (!res || !res->is_object()) return;
+    const json* requests = resource_list(*res, "requests");
+    const json* limits = resource_list(*res, "limits");
+    const auto& gpus = ctx.settings().gpu_resources;
+
+    std::set<std::string> names;
+    for (const json* list : {requests, limits})
+      if (list)
+        for (const auto& [name, v] : list->items())
+          if (gpus.matches(name)) names.insert(name);
+
+    // GPU requests that have no limit; the fix adds them all at once.
+    json missing = json::object();
+    if (requests)
+      for (const auto& name : names)
+        if (member(*requests, name) && !(limits && member(*limits, name))) missing[name] = (*requests)[name];
+
+    for (const auto& name : names) {
+      const std::string rptr = c.pointer + "/resources/requests/" + pointer_escape(name);
+      const std::string lptr = c.pointer + "/resources/limits/" + pointer_escape(name);
+      const json* rq = requests ? member(*requests, name) : nullptr;
+      const json* lm = limits ? member(*limits, name) : nullptr;
+      std::optional<Quantity> rq_q = rq ? amount(*rq, c, name, "request", rptr, ctx) : std::nullopt;
+      std::optional<Quantity> lm_q = lm ? amount(*lm, c, name, "limit", lptr, ctx) : std::nullopt;
+      if (rq && !lm) {
+        if (!rq_q) continue;
+        json fix = json::array();
+        if (!limits)
+          fix.push_back({{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing}});
+        else
+          fix.push_back({{"op", "add"}, {"path", lptr}, {"value", *rq}});
+        ctx.report(rptr,
+                   describe(c) + " requests " + name + ": " + rq_q->to_string() +
+                       " without a limit; the API server rejects the pod (\"Limit must be set for non overcommitable "
+                       "resources\"): set limits." + name + " to " + rq_q->to_string() + ", or give only the limit",
+                   std::move(fix));
+        continue;
+      }
+      if (rq_q && lm_q && *rq_q != *lm_q) {
+        ctx.report(rptr, describe(c) + ": " + name + " request " + rq_q->to_string() + " differs from its limit " +
+                             lm_q->to_string() + "; GPUs cannot be overcommitted and the API server rejects the pod (\"must be equal to " +
+                             name + " limit\")");
+      }
+    }
+  }
+
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_gpu_request_limit_mismatch() { return std::make_unique<GpuRequestLimitMismatch>(); }
+
+}  // namespace gpuguard::rules

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install the Debian packages gpuguard builds with, and only those that are missing.
+# Runs `apt-get update` first only when something must be installed (a fresh
+# machine may have no package lists). Does nothing when everything is present.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config
+  libyaml-dev          # YAML parsing (event API)
+  libyaml-cpp-dev      # YAML writing (emitter)
+  nlohmann-json3-dev   # JSON model, RFC 6902 patch/diff
+  libcpp-httplib-dev   # HTTPS server for the webhook
+  libssl-dev           # TLS, base64
+  libre2-dev           # exclusion patterns
+  libcli11-dev         # command line
+  doctest-dev          # unit tests
+  libvalijson-dev      # JSON Schema validation
+)
+# Extra packages a caller asks for (e.g. test tools): BOOTSTRAP_EXTRA="python3-jsonpatch curl"
+if [[ -n "${BOOTSTRAP_EXTRA:-}" ]]; then
+  read -r -a extra <<<"$BOOTSTRAP_EXTRA"
+  packages+=("${extra[@]}")
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$p")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "bootstrap: installing ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "bootstrap: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

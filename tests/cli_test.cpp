@@ -1,0 +1,144 @@
+// The gpuguard binary end to end: exit codes, formats, stdin, config discovery, errors.
+
+#include <doctest/doctest.h>
+
+#include "engine/json.h"
+#include "tests/support/support.h"
+
+using namespace gpuguard;
+using engine::json;
+
+namespace {
+const char* kErrorPod =
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+    "    resources: {requests: {nvidia.com/gpu: 1}}\n";
+const char* kWarningQuota =
+    "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\nspec: {hard: {limits.nvidia.com/gpu: 4}}\n";
+const char* kCleanPod =
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
+}  // namespace
+
+TEST_SUITE("cli") {
+
+TEST_CASE("exit codes: 0 clean, 1 findings at or above --fail-on, 2 input errors") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "err.yaml", kErrorPod);
+  test::write_file(dir.path() / "warn.yaml", kWarningQuota);
+  test::write_file(dir.path() / "ok.yaml", kCleanPod);
+  test::write_file(dir.path() / "broken.yaml", "a: [1\n");
+  auto p = [&](const char* f) { return (dir.path() / f).string(); };
+  CHECK(test::run({"lint", "--no-config", p("ok.yaml")}).exit_code == 0);
+  CHECK(test::run({"lint", "--no-config", p("err.yaml")}).exit_code == 1);
+  CHECK(test::run({"lint", "--no-config", p("warn.yaml")}).exit_code == 0);
+  CHECK(test::run({"lint", "--no-config", "--fail-on", "warning", p("warn.yaml")}).exit_code == 1);
+  CHECK(test::run({"lint", "--no-config", "--fail-on", "none", p("err.yaml")}).exit_code == 0);
+  CHECK(test::run({"lint", "--no-config", p("broken.yaml"), p("ok.yaml")}).exit_code == 2);
+  CHECK(test::run({"lint", "--no-config", p("nope.yaml")}).exit_code == 2);
+  CHECK(test::run({"lint", "--no-config"}).exit_code == 2);
+  CHECK(test::run({"lint", "--bogus-flag", p("ok.yaml")}).exit_code == 2);
+  CHECK(test::run({"lint", "--fail-on", "sometimes", p("ok.yaml")}).exit_code == 2);
+  CHECK(test::run({}).exit_code == 2);
+}
+
+TEST_CASE("text output: file:line:col: severity: message [rule], then a summary") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "err.yaml", kErrorPod);
+  auto r = test::run({"lint", "--no-config", "--color", "never", "err.yaml"}, "", dir.path());
+  CHECK(r.out.rfind("err.yaml:7:28: error: container \"c\" requests nvidia.com/gpu: 1 without a limit", 0) == 0);
+  CHECK(r.out.find("[gpu-request-limit-mismatch]\n") != std::string::npos);
+  CHECK(r.out.find("1 error, 0 warnings, 0 info in 1 object (1 file)") != std::string::npos);
+  CHECK(r.out.find("\033[") == std::string::npos);
+  auto colored = test::run({"lint", "--no-config", "--color", "always", "err.yaml"}, "", dir.path());
+  CHECK(colored.out.find("\033[1;31merror") != std::string::npos);
+}
+
+TEST_CASE("a malformed file is reported and the rest is still linted") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "a.yaml", "a: [1\n---\n" + std::string(kErrorPod));
+  test::write_file(dir.path() / "b.yaml", kErrorPod);
+  auto r = test::run({"lint", "--no-config", "--color", "never", "."}, "", dir.path());
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("a.yaml:2:1: error:") != std::string::npos);  // the broken flow ends at `---`
+  CHECK(r.out.find("a.yaml:9:28: error: container") != std::string::npos);
+  CHECK(r.out.find("b.yaml:7:28: error: container") != std::string::npos);
+  CHECK(r.out.find("1 input error") != std::string::npos);
+}
+
+TEST_CASE("stdin with -") {
+  auto r = test::run({"lint", "--no-config", "--color", "never", "-"}, kErrorPod);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.rfind("<stdin>:7:28: error:", 0) == 0);
+}
+
+TEST_CASE("--format json") {
+  auto r = test::run({"lint", "--no-config", "--format", "json", "-"}, std::string(kErrorPod) + "---\n" + kWarningQuota);
+  CHECK(r.exit_code == 1);
+  json doc = json::parse(r.out);
+  REQUIRE(doc["findings"].size() == 2);
+  CHECK(doc["findings"][0]["rule"] == json("gpu-request-limit-mismatch"));
+  CHECK(doc["findings"][0]["line"] == json(7));
+  CHECK(doc["findings"][0]["pointer"] == json("/spec/containers/0/resources/requests/nvidia.com~1gpu"));
+  CHECK(doc["findings"][0]["fix"][0]["op"] == json("add"));
+  CHECK(doc["findings"][1]["object"]["namespace"] == json("a"));
+  CHECK(doc["summary"]["errors"] == json(1));
+  CHECK(doc["summary"]["warnings"] == json(1));
+}
+
+TEST_CASE("config: found upward from the working directory, --config, --no-config, errors with positions") {
+  test::TempDir dir;
+  test::write_file(dir.path() / ".gpuguard.yaml", "rules:\n  gpu-request-limit-mismatch: false\n");
+  test::write_file(dir.path() / "sub" / "err.yaml", kErrorPod);
+  CHECK(test::run({"lint", "err.yaml"}, "", dir.path() / "sub").exit_code == 0);
+  CHECK(test::run({"lint", "--no-config", "err.yaml"}, "", dir.path() / "sub").exit_code == 1);
+  test::write_file(dir.path() / "bad.yaml", "rules:\n  gpu-request-limit-mismatch:\n    severity: loud\n");
+  auto bad = test::run({"lint", "--config", (dir.path() / "bad.yaml").string(), "err.yaml"}, "", dir.path() / "sub");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad.yaml:3:5: error: rules.gpu-request-limit-mismatch.severity") != std::string::npos);
+  auto missing = test::run({"lint", "--config", "/no/such/config.yaml", "err.yaml"}, "", dir.path() / "sub");
+  CHECK(missing.exit_code == 2);
+}
+
+TEST_CASE("--print-config prints the effective configuration") {
+  test::TempDir dir;
+  test::write_file(dir.path() / ".gpuguard.yaml", "rules:\n  priority-class-count: {params: {max: 7}}\n");
+  auto r = test::run({"lint", "--print-config"}, "", dir.path());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("max: 7") != std::string::npos);
+  CHECK(r.out.find("gpu-request-limit-mismatch:") != std::string::npos);
+  CHECK(r.out.find("nvidia.com/mig-*") != std::string::npos);
+}
+
+TEST_CASE("--complete lets rules about missing objects speak") {
+  const std::string pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 1\n";
+  CHECK(test::run({"lint", "--no-config", "--fail-on", "warning", "-"}, pc).exit_code == 0);
+  auto r = test::run({"lint", "--no-config", "--fail-on", "warning", "--complete", "-"}, pc);
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("[priority-class-count]") != std::string::npos);
+}
+
+TEST_CASE("rules, explain, schema, version") {
+  auto rules = test::run({"rules"});
+  CHECK(rules.exit_code == 0);
+  CHECK(rules.out.find("gpu-request-limit-mismatch") != std::string::npos);
+  auto md = test::run({"rules", "--format", "markdown"});
+  CHECK(md.out == test::read_file(test::source_dir() / "rules" / "README.md"));
+  auto js = test::run({"rules", "--format", "json"});
+  CHECK(json::parse(js.out).size() == test::registry().rules().size());
+  auto ex = test::run({"explain", "priority-class-count"});
+  CHECK(ex.exit_code == 0);
+  CHECK(ex.out.find("min (integer, default 3)") != std::string::npos);
+  CHECK(test::run({"explain", "no-such-rule"}).exit_code == 2);
+  auto sc = test::run({"schema", "config"});
+  CHECK(json::parse(sc.out)["title"] == json("gpuguard configuration (.gpuguard.yaml)"));
+  auto v = test::run({"version"});
+  CHECK(v.out.rfind("gpuguard ", 0) == 0);
+}
+
+TEST_CASE("the shipped examples: the seed's own defects are found") {
+  auto r = test::run({"lint", "--color", "never", "--complete", "examples/"}, "", test::source_dir());
+  CHECK(r.exit_code == 0);  // warnings only
+  CHECK(r.out.find("examples/seed/9.5-four-layers.yaml:13:5: warning: `limits.nvidia.com/gpu` has no effect") != std::string::npos);
+  CHECK(r.out.find("[priority-class-count]") != std::string::npos);
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,257 @@
+// The fixture driver (design.md §3): tests/rules/<id>/{allowed,disallowed,mutated}/.
+//
+// - allowed/*.yaml: the rule finds nothing.
+// - disallowed/*.yaml: the rule finds exactly what the `# expect: <id>` comments mark, line by
+//   line (a line may list the id more than once); `# expect-scope: <id>` marks a finding about the
+//   whole scope (no object).
+// - mutated/<case>.in.yaml → <case>.out.yaml: the rule's fix turns the one into the other; the
+//   result no longer fires; fixing it again changes nothing.
+// Directives in a leading comment: `# gpuguard-test: complete`, `# gpuguard-test: config <yaml>`
+// (a one-line flow mapping merged into the config, e.g. `{rules: {r: {params: {min: 1}}}}`).
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "engine/load.h"
+#include "engine/mutate.h"
+#include "tests/support/support.h"
+
+namespace fs = std::filesystem;
+using namespace gpuguard;
+using engine::json;
+
+namespace {
+
+struct Fixture {
+  std::string text;
+  bool complete = false;
+  std::string config;                     // .gpuguard.yaml text
+  std::map<uint32_t, std::vector<std::string>> expected;  // line → rule ids
+  std::vector<std::string> expected_scope;
+};
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.erase(s.begin());
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+std::vector<std::string> split_ids(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    part = trim(part);
+    if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+Fixture read_fixture(const fs::path& p) {
+  Fixture f;
+  f.text = test::read_file(p);
+  std::stringstream ss(f.text);
+  std::string line;
+  uint32_t n = 0;
+  std::string config_lines;
+  while (std::getline(ss, line)) {
+    ++n;
+    auto d = line.find("# gpuguard-test:");
+    if (d != std::string::npos) {
+      std::string rest = trim(line.substr(d + 16));
+      if (rest == "complete") f.complete = true;
+      else if (rest.rfind("config ", 0) == 0) config_lines += rest.substr(7) + "\n";
+      else FAIL_CHECK(p.string() << ":" << n << ": unknown directive " << rest);
+      continue;
+    }
+    auto e = line.find("# expect-scope:");
+    if (e != std::string::npos) {
+      for (auto& id : split_ids(line.substr(e + 15))) f.expected_scope.push_back(id);
+      continue;
+    }
+    e = line.find("# expect:");
+    if (e != std::string::npos)
+      for (auto& id : split_ids(line.substr(e + 9))) f.expected[n].push_back(id);
+  }
+  f.config = config_lines;
+  return f;
+}
+
+// Merges flow-mapping config lines into one config document.
+std::string config_text(const std::string& lines) {
+  if (lines.empty()) return "";
+  json merged = json::object();
+  std::stringstream ss(lines);
+  std::string line;
+  while (std::getline(ss, line)) {
+    auto objs = test::load_objects(line, "directive");
+    REQUIRE(objs.size() == 1);
+    merged.merge_patch(objs[0].body);
+  }
+  return merged.dump();
+}
+
+std::vector<fs::path> yaml_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+engine::Result lint_fixture(const Fixture& f, const std::string& rule, const std::string& name) {
+  test::LintOptions o;
+  o.complete = f.complete;
+  o.only_rules = {rule};
+  o.config_yaml = config_text(f.config);
+  o.file = name;
+  return test::lint(f.text, o);
+}
+
+fs::path rules_dir() { return test::source_dir() / "tests" / "rules"; }
+
+}  // namespace
+
+TEST_SUITE("fixtures") {
+
+TEST_CASE("every rule has allowed and disallowed fixtures, and mutated ones when it has a fix") {
+  for (const auto* r : test::registry().rules()) {
+    const auto& id = r->info().id;
+    CAPTURE(id);
+    CHECK_MESSAGE(!yaml_files(rules_dir() / id / "allowed").empty(), "tests/rules/" << id << "/allowed/ is empty");
+    CHECK_MESSAGE(!yaml_files(rules_dir() / id / "disallowed").empty(), "tests/rules/" << id << "/disallowed/ is empty");
+    if (r->info().has_fix)
+      CHECK_MESSAGE(!yaml_files(rules_dir() / id / "mutated").empty(), "tests/rules/" << id << "/mutated/ is empty");
+  }
+  // And no fixtures for rules that do not exist.
+  for (const auto& e : fs::directory_iterator(rules_dir()))
+    if (e.is_directory()) CHECK_MESSAGE(test::registry().find(e.path().filename().string()), "fixtures for unknown rule " << e.path());
+}
+
+TEST_CASE("allowed fixtures: the rule finds nothing") {
+  for (const auto* r : test::registry().rules()) {
+    const auto& id = r->info().id;
+    for (const auto& p : yaml_files(rules_dir() / id / "allowed")) {
+      const std::string name = fs::relative(p, test::source_dir()).string();
+      CAPTURE(name);
+      Fixture f = read_fixture(p);
+      CHECK_MESSAGE(f.expected.empty(), name << " is an allowed fixture with # expect markers");
+      auto res = lint_fixture(f, id, name);
+      for (const auto& d : res.diagnostics) FAIL_CHECK(name << ":" << d.pos.line << ": input error: " << d.message);
+      for (const auto& fd : res.findings)
+        if (!fd.suppressed) FAIL_CHECK(name << ":" << fd.pos.line << ": unexpected " << fd.rule << ": " << fd.message);
+    }
+  }
+}
+
+TEST_CASE("disallowed fixtures: exactly the marked findings, on the marked lines") {
+  for (const auto* r : test::registry().rules()) {
+    const auto& id = r->info().id;
+    for (const auto& p : yaml_files(rules_dir() / id / "disallowed")) {
+      const std::string name = fs::relative(p, test::source_dir()).string();
+      CAPTURE(name);
+      Fixture f = read_fixture(p);
+      CHECK_MESSAGE(!(f.expected.empty() && f.expected_scope.empty()), name << " has no # expect marker");
+      auto res = lint_fixture(f, id, name);
+      for (const auto& d : res.diagnostics) FAIL_CHECK(name << ":" << d.pos.line << ": input error: " << d.message);
+      std::map<uint32_t, std::vector<std::string>> got;
+      std::vector<std::string> got_scope;
+      for (const auto& fd : res.findings) {
+        if (fd.suppressed) continue;
+        if (fd.object.id == engine::kNoObject) got_scope.push_back(fd.rule);
+        else got[fd.pos.line].push_back(fd.rule);
+        // Every finding explains itself and points into the object.
+        CHECK_MESSAGE(!fd.message.empty(), name << ": empty message");
+      }
+      auto expected = f.expected;
+      for (auto& [line, ids] : expected) std::sort(ids.begin(), ids.end());
+      for (auto& [line, ids] : got) std::sort(ids.begin(), ids.end());
+      std::sort(got_scope.begin(), got_scope.end());
+      std::sort(f.expected_scope.begin(), f.expected_scope.end());
+      for (const auto& [line, ids] : expected)
+        if (got[line] != ids) {
+          std::string msgs;
+          for (const auto& fd : res.findings)
+            if (fd.pos.line == line) msgs += "\n  got: " + fd.message;
+          FAIL_CHECK(name << ":" << line << ": expected " << ids.size() << " × " << ids[0] << ", got " << got[line].size() << msgs);
+        }
+      for (const auto& [line, ids] : got)
+        if (!expected.count(line) && !ids.empty()) {
+          std::string msgs;
+          for (const auto& fd : res.findings)
+            if (fd.pos.line == line) msgs += "\n  got: " + fd.message;
+          FAIL_CHECK(name << ":" << line << ": unexpected " << ids[0] << msgs);
+        }
+      CHECK(got_scope == f.expected_scope);
+    }
+  }
+}
+
+TEST_CASE("mutated fixtures: the fix gives the expected object, settles, and silences the rule") {
+  for (const auto* r : test::registry().rules()) {
+    const auto& id = r->info().id;
+    for (const auto& in : yaml_files(rules_dir() / id / "mutated")) {
+      const std::string fname = in.filename().string();
+      if (fname.size() < 8 || fname.substr(fname.size() - 8) != ".in.yaml") continue;
+      const fs::path out = in.parent_path() / (fname.substr(0, fname.size() - 8) + ".out.yaml");
+      const std::string name = fs::relative(in, test::source_dir()).string();
+      CAPTURE(name);
+      REQUIRE_MESSAGE(fs::exists(out), out << " is missing");
+      Fixture f = read_fixture(in);
+      engine::Config config = engine::default_config(test::registry());
+      if (!f.config.empty()) {
+        auto c = engine::load_config(config_text(f.config), "directive", test::registry());
+        REQUIRE(c.has_value());
+        config = std::move(*c);
+      }
+      auto inputs = test::load_objects(f.text, name);
+      auto expected = test::load_objects(test::read_file(out), out.string());
+      REQUIRE(inputs.size() == expected.size());
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        engine::MutateOptions mo;
+        mo.only_rules = {id};
+        mo.complete = f.complete;
+        auto m = engine::mutate(inputs[i], test::registry(), config, mo);
+        CHECK(m.diagnostics.empty());
+        CHECK_MESSAGE(m.object == expected[i].body, "got:\n" << m.object.dump(2) << "\nexpected:\n" << expected[i].body.dump(2));
+        CHECK_MESSAGE(!m.patch.empty(), name << ": the fix changed nothing");
+        CHECK(inputs[i].body.patch(m.patch) == m.object);
+        // Fixed point: mutating the result again changes nothing.
+        engine::Object again = expected[i];
+        auto m2 = engine::mutate(again, test::registry(), config, mo);
+        CHECK_MESSAGE(m2.patch.empty(), name << ": not idempotent: " << m2.patch.dump());
+      }
+      // The result no longer fires.
+      Fixture fo = read_fixture(out);
+      fo.complete = f.complete;
+      fo.config = f.config;
+      auto res = lint_fixture(fo, id, out.string());
+      for (const auto& fd : res.findings)
+        if (!fd.suppressed) FAIL_CHECK(out.string() << ":" << fd.pos.line << ": still fires: " << fd.message);
+    }
+  }
+}
+
+TEST_CASE("each rule's documented examples: the bad one fires, the good one does not") {
+  for (const auto* r : test::registry().rules()) {
+    const auto& info = r->info();
+    CAPTURE(info.id);
+    test::LintOptions o;
+    o.complete = info.needs_complete;
+    o.only_rules = {info.id};
+    auto bad = test::lint(info.example_bad, o);
+    CHECK(bad.diagnostics.empty());
+    CHECK_MESSAGE(!bad.findings.empty(), info.id << ": example_bad does not fire");
+    auto good = test::lint(info.example_good, o);
+    CHECK(good.diagnostics.empty());
+    CHECK_MESSAGE(good.findings.empty(), info.id << ": example_good fires");
+  }
+}
+
+}  // TEST_SUITE

@@ -1,0 +1,188 @@
+#include <doctest/doctest.h>
+
+#include "engine/evaluate.h"
+#include "engine/mutate.h"
+#include "tests/support/support.h"
+
+using namespace gpuguard::engine;
+using gpuguard::test::lint;
+
+namespace {
+const char* kBadPod =
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n%ANN%spec:\n  containers:\n  - name: c\n    resources:\n"
+    "      requests: {nvidia.com/gpu: 1}\n";
+
+std::string bad_pod(const std::string& annotations = "") {
+  std::string s = kBadPod;
+  s.replace(s.find("%ANN%"), 5, annotations);
+  return s;
+}
+
+size_t unsuppressed(const Result& r) {
+  size_t n = 0;
+  for (const auto& f : r.findings) n += f.suppressed ? 0 : 1;
+  return n;
+}
+}  // namespace
+
+TEST_SUITE("unit") {
+
+TEST_CASE("findings carry rule, severity, object, pointer and position") {
+  auto r = lint(bad_pod());
+  REQUIRE(r.findings.size() == 1);
+  const auto& f = r.findings[0];
+  CHECK(f.rule == "gpu-request-limit-mismatch");
+  CHECK(f.severity == Severity::error);
+  CHECK(f.object.kind == "Pod");
+  CHECK(f.object.namespace_ == "ml");
+  CHECK(f.pointer == "/spec/containers/0/resources/requests/nvidia.com~1gpu");
+  CHECK(f.pos == Pos{10, 18});
+  REQUIRE(f.fix.has_value());
+}
+
+TEST_CASE("the ignore annotation suppresses named rules and keeps the reason") {
+  auto r = lint(bad_pod("  annotations:\n    gpuguard.io/ignore: \"gpu-request-limit-mismatch\"\n    gpuguard.io/ignore-reason: legacy\n"));
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].suppressed);
+  CHECK(r.findings[0].suppression == "legacy");
+  CHECK(r.diagnostics.empty());
+  auto all = lint(bad_pod("  annotations: {gpuguard.io/ignore: \"*\"}\n"));
+  CHECK(unsuppressed(all) == 0);
+}
+
+TEST_CASE("an unknown rule in the ignore annotation is an error at the annotation") {
+  auto r = lint(bad_pod("  annotations:\n    gpuguard.io/ignore: \"gpu-request-limit-mismatch, no-such-rule\"\n"));
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].pos == Pos{7, 5});
+  CHECK(r.diagnostics[0].message.find("no-such-rule") != std::string::npos);
+  CHECK(unsuppressed(r) == 0);  // the known id still applies
+}
+
+TEST_CASE("a pod template's ignore annotation covers findings inside the template") {
+  auto r = lint(
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    metadata:\n"
+      "      annotations: {gpuguard.io/ignore: gpu-request-limit-mismatch}\n    spec:\n      containers:\n"
+      "      - name: c\n        resources: {requests: {nvidia.com/gpu: 1}}\n");
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].suppressed);
+}
+
+TEST_CASE("config exclusions suppress by namespace, kind and name") {
+  gpuguard::test::LintOptions o;
+  o.config_yaml = "exclude:\n  - namespace: m.\n    name: p\n";
+  auto r = lint(bad_pod(), o);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].suppressed);
+  CHECK(r.findings[0].suppression == "excluded by .gpuguard.yaml:2");
+  o.config_yaml = "exclude:\n  - namespace: m\n";  // full match only
+  CHECK(unsuppressed(lint(bad_pod(), o)) == 1);
+}
+
+TEST_CASE("disabled rules and severity overrides") {
+  gpuguard::test::LintOptions o;
+  o.config_yaml = "rules: {gpu-request-limit-mismatch: false}\n";
+  CHECK(lint(bad_pod(), o).findings.empty());
+  o.config_yaml = "rules: {gpu-request-limit-mismatch: {severity: warning}}\n";
+  auto r = lint(bad_pod(), o);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].severity == Severity::warning);
+}
+
+TEST_CASE("rules that report missing things speak only with a complete inventory") {
+  const std::string one = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 1\n";
+  CHECK(lint(one).findings.empty());
+  gpuguard::test::LintOptions o;
+  o.complete = true;
+  auto r = lint(one, o);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].rule == "priority-class-count");
+  CHECK(r.findings[0].pos == Pos{3, 12});
+  auto none = lint("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", o);
+  REQUIRE(none.findings.size() == 1);
+  CHECK(none.findings[0].object.id == kNoObject);
+}
+
+TEST_CASE("namespaced objects without a namespace get the default one") {
+  gpuguard::test::LintOptions o;
+  o.config_yaml = "defaultNamespace: team-a\n";
+  std::string pod = bad_pod();
+  pod.erase(pod.find("  namespace: ml\n"), 16);
+  auto r = lint(pod, o);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].object.namespace_ == "team-a");
+}
+
+TEST_CASE("findings are sorted by file position, then rule") {
+  auto r = lint(bad_pod() + "---\n" + bad_pod());
+  REQUIRE(r.findings.size() == 2);
+  CHECK(r.findings[0].pos.line < r.findings[1].pos.line);
+}
+
+TEST_CASE("a layered inventory sees its base, minus what it replaces or removes") {
+  auto base = std::make_shared<Inventory>(std::set<KindRef>{{"scheduling.k8s.io", "PriorityClass"}});
+  auto objs = gpuguard::test::load_objects(
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 1\n---\n"
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: b}\nvalue: 2\n");
+  uint32_t id = 0;
+  for (auto& o : objs) {
+    o.id = id++;
+    base->add(std::make_shared<Object>(std::move(o)), "");
+  }
+  Inventory layer = Inventory::layered(base);
+  CHECK(layer.list("scheduling.k8s.io", "PriorityClass").size() == 2);
+  auto repl = gpuguard::test::load_objects("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 7\n");
+  repl[0].id = layer.next_id();
+  layer.add(std::make_shared<Object>(std::move(repl[0])), "");
+  auto list = layer.list("scheduling.k8s.io", "PriorityClass");
+  REQUIRE(list.size() == 2);
+  CHECK(layer.find("scheduling.k8s.io", "PriorityClass", "", "a")->body["value"] == json(7));
+  layer.remove("scheduling.k8s.io", "PriorityClass", "", "b");
+  CHECK(layer.list("scheduling.k8s.io", "PriorityClass").size() == 1);
+  CHECK(layer.find("scheduling.k8s.io", "PriorityClass", "", "b") == nullptr);
+  CHECK(layer.size() == 1);
+  CHECK(base->size() == 2);
+}
+
+TEST_CASE("the webhook's view: one admitted object over a complete state, in focus") {
+  // Five classes in the state; admitting a sixth warns on the sixth, and only on it.
+  auto base = std::make_shared<Inventory>(std::set<KindRef>{{"scheduling.k8s.io", "PriorityClass"}});
+  base->set_complete(true);
+  std::string state;
+  for (int i = 0; i < 5; ++i)
+    state += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: c" + std::to_string(i) + "}\nvalue: " +
+             std::to_string(i) + "\n";
+  uint32_t id = 0;
+  for (auto& o : gpuguard::test::load_objects(state)) {
+    o.id = id++;
+    base->add(std::make_shared<Object>(std::move(o)), "");
+  }
+  Config config = default_config(gpuguard::test::registry());
+  EvalOptions eo;
+  eo.base = base;
+  eo.focus_on_added = true;
+  Evaluation eval(gpuguard::test::registry(), config, eo);
+  auto sixth = gpuguard::test::load_objects("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: c5}\nvalue: 9\n");
+  eval.add(std::move(sixth[0]));
+  Result r = eval.finish();
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].object.name == "c5");
+  CHECK(r.findings[0].message.find("6 user PriorityClasses") != std::string::npos);
+}
+
+TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch") {
+  auto objs = gpuguard::test::load_objects(bad_pod());
+  Config config = default_config(gpuguard::test::registry());
+  MutateResult m = mutate(objs[0], gpuguard::test::registry(), config);
+  CHECK(m.diagnostics.empty());
+  CHECK(m.object["spec"]["containers"][0]["resources"]["limits"] == json({{"nvidia.com/gpu", 1}}));
+  REQUIRE(m.patch.size() == 1);
+  CHECK(m.patch[0]["path"] == json("/spec/containers/0/resources/limits"));
+  CHECK(objs[0].body.patch(m.patch) == m.object);
+  // Mutating the result again changes nothing.
+  Object again = objs[0];
+  again.body = m.object;
+  again.positions = nullptr;
+  CHECK(mutate(again, gpuguard::test::registry(), config).patch.empty());
+}
+
+}  // TEST_SUITE

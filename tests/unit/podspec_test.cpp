@@ -1,0 +1,92 @@
+#include <doctest/doctest.h>
+
+#include "engine/podspec.h"
+#include "tests/support/support.h"
+
+using namespace gpuguard::engine;
+
+namespace {
+std::vector<PodTemplate> templates_of(const std::string& yaml, std::vector<Object>& keep) {
+  keep = gpuguard::test::load_objects(yaml);
+  REQUIRE(keep.size() == 1);
+  return pod_templates(keep[0]);
+}
+}  // namespace
+
+TEST_SUITE("unit") {
+
+TEST_CASE("pod templates of every workload kind") {
+  std::vector<Object> k;
+  struct Case {
+    const char* yaml;
+    std::vector<std::string> pointers;
+    std::vector<std::optional<int64_t>> replicas;
+  };
+  const Case cases[] = {
+      {"apiVersion: v1\nkind: Pod\nspec: {containers: []}\n", {""}, {1}},
+      {"apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: 3, template: {spec: {}}}\n", {"/spec/template"}, {3}},
+      {"apiVersion: apps/v1\nkind: StatefulSet\nspec: {template: {spec: {}}}\n", {"/spec/template"}, {1}},
+      {"apiVersion: apps/v1\nkind: DaemonSet\nspec: {template: {spec: {}}}\n", {"/spec/template"}, {std::nullopt}},
+      {"apiVersion: batch/v1\nkind: Job\nspec: {parallelism: 4, template: {spec: {}}}\n", {"/spec/template"}, {4}},
+      {"apiVersion: batch/v1\nkind: CronJob\nspec: {jobTemplate: {spec: {template: {spec: {}}}}}\n",
+       {"/spec/jobTemplate/spec/template"}, {1}},
+      {"apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nspec: {tasks: [{name: ps, replicas: 2, template: {spec: {}}}, "
+       "{name: worker, replicas: 4, template: {spec: {}}}]}\n",
+       {"/spec/tasks/0/template", "/spec/tasks/1/template"}, {2, 4}},
+      {"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: {Master: {replicas: 1, template: {spec: {}}}, "
+       "Worker: {replicas: 3, template: {spec: {}}}}}\n",
+       {"/spec/pytorchReplicaSpecs/Master/template", "/spec/pytorchReplicaSpecs/Worker/template"}, {1, 3}},
+      {"apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec: {mpiReplicaSpecs: {Launcher: {template: {spec: {}}}}}\n",
+       {"/spec/mpiReplicaSpecs/Launcher/template"}, {1}},
+      {"apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: [{name: w, replicas: 2, template: "
+       "{spec: {parallelism: 4, template: {spec: {}}}}}]}\n",
+       {"/spec/replicatedJobs/0/template/spec/template"}, {8}},
+      {"apiVersion: ray.io/v1\nkind: RayCluster\nspec: {headGroupSpec: {template: {spec: {}}}, workerGroupSpecs: "
+       "[{groupName: gpu, replicas: 2, numOfHosts: 2, template: {spec: {}}}]}\n",
+       {"/spec/headGroupSpec/template", "/spec/workerGroupSpecs/0/template"}, {1, 4}},
+      {"apiVersion: ray.io/v1\nkind: RayJob\nspec: {rayClusterSpec: {headGroupSpec: {template: {spec: {}}}}}\n",
+       {"/spec/rayClusterSpec/headGroupSpec/template"}, {1}},
+      {"apiVersion: ray.io/v1\nkind: RayService\nspec: {rayClusterConfig: {workerGroupSpecs: [{minReplicas: 1, template: {spec: {}}}]}}\n",
+       {"/spec/rayClusterConfig/workerGroupSpecs/0/template"}, {1}},
+      {"apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nspec: {replicas: 2, leaderWorkerTemplate: {size: 4, "
+       "leaderTemplate: {spec: {}}, workerTemplate: {spec: {}}}}\n",
+       {"/spec/leaderWorkerTemplate/leaderTemplate", "/spec/leaderWorkerTemplate/workerTemplate"}, {2, 6}},
+      {"apiVersion: v1\nkind: ConfigMap\ndata: {}\n", {}, {}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.yaml);
+    auto ts = templates_of(c.yaml, k);
+    REQUIRE(ts.size() == c.pointers.size());
+    for (size_t i = 0; i < ts.size(); ++i) {
+      CHECK(ts[i].pointer == c.pointers[i]);
+      CHECK(ts[i].replicas == c.replicas[i]);
+    }
+  }
+}
+
+TEST_CASE("containers: init containers, native sidecars, ephemeral on request") {
+  std::vector<Object> k;
+  auto ts = templates_of(
+      "apiVersion: v1\nkind: Pod\nspec:\n  initContainers: [{name: setup}, {name: proxy, restartPolicy: Always}]\n"
+      "  containers: [{name: main}]\n  ephemeralContainers: [{name: debug}]\n",
+      k);
+  auto cs = containers(ts[0]);
+  REQUIRE(cs.size() == 3);
+  CHECK(cs[0].kind == Container::Kind::init);
+  CHECK(cs[1].kind == Container::Kind::sidecar);
+  CHECK(cs[2].pointer == "/spec/containers/0");
+  CHECK(describe(cs[1]) == "sidecar container \"proxy\"");
+  CHECK(containers(ts[0], true).size() == 4);
+}
+
+TEST_CASE("GPU resource matcher: names and prefixes") {
+  ResourceMatcher m(default_gpu_resources());
+  CHECK(m.matches("nvidia.com/gpu"));
+  CHECK(m.matches("nvidia.com/gpu.shared"));
+  CHECK(m.matches("nvidia.com/mig-1g.10gb"));
+  CHECK_FALSE(m.matches("nvidia.com/mig-"));
+  CHECK_FALSE(m.matches("nvidia.com/gpux"));
+  CHECK_FALSE(m.matches("cpu"));
+}
+
+}  // TEST_SUITE
