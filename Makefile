@@ -5,7 +5,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: demo test build docs check-docs clean bootstrap
+.PHONY: demo test test-sanitize build docs clean bootstrap
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -35,3 +35,9 @@ docs: build
 
 clean:
 	rm -rf build
+
+# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+test-sanitize: bootstrap
+	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUGUARD_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build/asan -j$(JOBS) -- --no-print-directory
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure

@@ -178,6 +178,86 @@ std::string describe(const Container& c) {
   return kind + " \"" + std::string(c.name) + "\"";
 }
 
+Quantity PodResources::get(std::string_view resource) const {
+  auto it = requests.find(resource);
+  return it == requests.end() ? Quantity() : it->second;
+}
+
+namespace {
+
+// One container's effective requests: `requests`, else `limits` for each resource.
+std::map<std::string, Quantity, std::less<>> container_requests(const json& c) {
+  std::map<std::string, Quantity, std::less<>> out;
+  const json* res = member(c, "resources");
+  if (!res) return out;
+  for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
+    const json* list = member(*res, key);
+    if (!list || !list->is_object()) continue;
+    for (const auto& [name, v] : list->items())
+      if (auto q = Quantity::from_json(v)) out[name] = *q;
+  }
+  return out;
+}
+
+}  // namespace
+
+PodResources pod_requests(const PodTemplate& t) {
+  PodResources sum;
+  std::map<std::string, Quantity, std::less<>> init_max;
+  std::map<std::string, Quantity, std::less<>> sidecars;  // running while later init containers run
+  for (const auto& c : containers(t)) {
+    auto r = container_requests(*c.body);
+    if (c.kind == Container::Kind::init) {
+      // An init container runs with the sidecars started before it.
+      for (const auto& [name, q] : r) {
+        Quantity with_sidecars = q + (sidecars.count(name) ? sidecars[name] : Quantity());
+        auto& m = init_max[name];
+        if (with_sidecars > m) m = with_sidecars;
+      }
+    } else {
+      for (const auto& [name, q] : r) {
+        sum.requests[name] = sum.requests[name] + q;
+        if (c.kind == Container::Kind::sidecar) sidecars[name] = sidecars[name] + q;
+      }
+    }
+  }
+  for (const auto& [name, q] : init_max) {
+    auto& s = sum.requests[name];
+    if (q > s) s = q;
+  }
+  return sum;
+}
+
+std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
+  std::map<std::string, Quantity, std::less<>> out;
+  for (const auto& [name, q] : pod_requests(t).requests)
+    if (gpus.matches(name) && !q.is_zero()) out[name] = q;
+  return out;
+}
+
+bool requests_gpu(const PodTemplate& t, const ResourceMatcher& gpus) {
+  for (const auto& c : containers(t)) {
+    const json* res = member(*c.body, "resources");
+    if (!res) continue;
+    for (const char* key : {"limits", "requests"}) {
+      const json* list = member(*res, key);
+      if (!list || !list->is_object()) continue;
+      for (const auto& [name, v] : list->items()) {
+        if (!gpus.matches(name)) continue;
+        auto q = Quantity::from_json(v);
+        if (!q || !q->is_zero()) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool requests_gpu(const Object& obj, const ResourceMatcher& gpus) {
+  for (const auto& t : pod_templates(obj))
+    if (requests_gpu(t, gpus)) return true;
+  return false;
+}
+
 ResourceMatcher::ResourceMatcher(std::vector<std::string> patterns) : patterns_(std::move(patterns)) {}
 
 bool ResourceMatcher::matches(std::string_view resource) const {

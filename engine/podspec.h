@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "engine/json.h"
 #include "engine/object.h"
+#include "engine/quantity.h"
 
 namespace gpuguard::engine {
 
@@ -47,6 +49,24 @@ struct Container {
 
 // "container \"train\"", "init container \"setup\"", "sidecar container \"proxy\"".
 [[nodiscard]] std::string describe(const Container& c);
+
+class ResourceMatcher;
+
+// What one pod of a template asks for, per resource, the way the scheduler adds it up: regular
+// containers and native sidecars summed, init containers (run one at a time) as a maximum,
+// and each container's request taken from `requests`, or from `limits` when the request is
+// absent (the API server copies limits into requests). Amounts that do not parse are skipped.
+struct PodResources {
+  std::map<std::string, Quantity, std::less<>> requests;
+  [[nodiscard]] Quantity get(std::string_view resource) const;
+};
+[[nodiscard]] PodResources pod_requests(const PodTemplate& t);
+// GPUs one pod of the template asks for, per GPU resource (only the nonzero ones).
+[[nodiscard]] std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus);
+// Whether any container of the template requests or limits a GPU resource (any amount but zero).
+[[nodiscard]] bool requests_gpu(const PodTemplate& t, const ResourceMatcher& gpus);
+// Whether any pod template of the object does.
+[[nodiscard]] bool requests_gpu(const Object& obj, const ResourceMatcher& gpus);
 
 // Which resource names count as GPUs: exact names, or prefixes written with a trailing `*`
 // (`nvidia.com/mig-*`).

@@ -90,3 +90,36 @@ TEST_CASE("GPU resource matcher: names and prefixes") {
 }
 
 }  // TEST_SUITE
+
+TEST_SUITE("unit") {
+
+TEST_CASE("pod requests add up as the scheduler adds them") {
+  std::vector<Object> k;
+  auto ts = templates_of(
+      "apiVersion: v1\nkind: Pod\nspec:\n"
+      "  initContainers:\n"
+      "  - {name: sidecar, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: 1, cpu: 1}}}\n"
+      "  - {name: init, resources: {limits: {nvidia.com/gpu: 4}}}\n"
+      "  containers:\n"
+      "  - {name: a, resources: {limits: {nvidia.com/gpu: 2}, requests: {cpu: 500m}}}\n"
+      "  - {name: b, resources: {requests: {cpu: 1, nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}}\n",
+      k);
+  auto r = pod_requests(ts[0]);
+  // Regular containers and the sidecar: 2 + 1 + 1 = 4 GPUs; the init container with the sidecar
+  // running beside it needs 4 + 1 = 5, which wins.
+  CHECK(r.get("nvidia.com/gpu") == Quantity::from_int(5));
+  CHECK(r.get("cpu") == *Quantity::parse("2500m"));
+  auto g = pod_gpus(ts[0], ResourceMatcher(default_gpu_resources()));
+  REQUIRE(g.size() == 1);
+  CHECK(requests_gpu(ts[0], ResourceMatcher(default_gpu_resources())));
+  CHECK(requests_gpu(k[0], ResourceMatcher(default_gpu_resources())));
+}
+
+TEST_CASE("zero GPUs is not a GPU workload") {
+  std::vector<Object> k;
+  auto ts = templates_of("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: {nvidia.com/gpu: 0, cpu: 1}}}\n", k);
+  CHECK_FALSE(requests_gpu(ts[0], ResourceMatcher(default_gpu_resources())));
+  CHECK(pod_gpus(ts[0], ResourceMatcher(default_gpu_resources())).empty());
+}
+
+}  // TEST_SUITE
