@@ -16,6 +16,8 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
 void add_rules_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_explain_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_version_command(CLI::App& app, int& exit_code);
+void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_mutate_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_schema_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_docs_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 

@@ -24,16 +24,36 @@ bool Exclusion::covers(std::string_view rule) const {
   return false;
 }
 
+std::string_view to_string(Mode m) {
+  switch (m) {
+    case Mode::enforce: return "enforce";
+    case Mode::warn: return "warn";
+    case Mode::audit: return "audit";
+  }
+  return "enforce";
+}
+
+namespace {
+std::optional<Mode> parse_mode(std::string_view s) {
+  if (s == "enforce") return Mode::enforce;
+  if (s == "warn") return Mode::warn;
+  if (s == "audit") return Mode::audit;
+  return std::nullopt;
+}
+}  // namespace
+
 const RuleSettings& Config::rule(std::string_view id) const {
-  static const RuleSettings kDisabled{false, Severity::warning, {}};
+  static const RuleSettings kDisabled{false, Severity::warning, Mode::enforce, {}};
   auto it = rules.find(id);
   return it == rules.end() ? kDisabled : it->second;
 }
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "rules", "exclude"};
-constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "params"};
+constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "rules", "exclude", "webhook"};
+constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "mode", "params"};
+constexpr std::string_view kWebhookKeys[] = {"onUpdate", "failureMode", "mutate"};
+constexpr std::string_view kMutateKeys[] = {"pods", "templates"};
 constexpr std::string_view kExcludeKeys[] = {"namespace", "kind", "name", "rules", "reason"};
 
 template <size_t N>
@@ -191,7 +211,7 @@ RuleSettings defaults_for(const Rule& rule) {
       regexes.emplace_back(p.name, std::make_shared<re2::RE2>(p.default_value.get<std::string>(), opts));
     }
   }
-  return RuleSettings{true, info.severity, Params(std::move(values), std::move(regexes))};
+  return RuleSettings{true, info.severity, Mode::enforce, Params(std::move(values), std::move(regexes))};
 }
 
 void apply_settings(Config& config) {
@@ -293,6 +313,11 @@ std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text
           if (!sev) val.error(pointer_join(rptr, "severity"), "rules." + id + ".severity: expected error, warning or info, got " + brief(*s));
           else settings.severity = *sev;
         }
+        if (const json* m = member(rs, "mode")) {
+          auto mode = m->is_string() ? parse_mode(m->get<std::string>()) : std::nullopt;
+          if (!mode) val.error(pointer_join(rptr, "mode"), "rules." + id + ".mode: expected enforce, warn or audit, got " + brief(*m));
+          else settings.mode = *mode;
+        }
         if (const json* p = member(rs, "params")) {
           std::string pptr = pointer_join(rptr, "params");
           if (!p->is_object()) {
@@ -377,6 +402,41 @@ std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text
       }
   }
 
+  if (const json* wh = member(root, "webhook")) {
+    if (!wh->is_object()) val.error("/webhook", "webhook: expected a mapping (onUpdate, failureMode, mutate), got " + type_name(*wh));
+    else {
+      for (const auto& [k, v] : wh->items())
+        if (!known(k, kWebhookKeys))
+          val.error(pointer_join("/webhook", k), "webhook: unknown key \"" + k + "\" (known: " + list_of(kWebhookKeys) + ")");
+      if (const json* u = member(*wh, "onUpdate")) {
+        if (u->is_string() && u->get<std::string>() == "new-findings-only") config.webhook.new_findings_only = true;
+        else if (u->is_string() && u->get<std::string>() == "all") config.webhook.new_findings_only = false;
+        else val.error("/webhook/onUpdate", "webhook.onUpdate: expected new-findings-only or all, got " + brief(*u));
+      }
+      if (const json* f = member(*wh, "failureMode")) {
+        if (f->is_string() && f->get<std::string>() == "allow") config.webhook.fail_open = true;
+        else if (f->is_string() && f->get<std::string>() == "deny") config.webhook.fail_open = false;
+        else val.error("/webhook/failureMode", "webhook.failureMode: expected allow or deny, got " + brief(*f));
+      }
+      if (const json* m = member(*wh, "mutate")) {
+        if (!m->is_object()) val.error("/webhook/mutate", "webhook.mutate: expected a mapping (pods, templates), got " + type_name(*m));
+        else
+          for (const auto& [k, v] : m->items()) {
+            std::string ptr = pointer_join("/webhook/mutate", k);
+            if (!known(k, kMutateKeys)) {
+              val.error(ptr, "webhook.mutate: unknown key \"" + k + "\" (known: " + list_of(kMutateKeys) + ")");
+            } else if (!v.is_boolean()) {
+              val.error(ptr, "webhook.mutate." + k + ": expected true or false, got " + brief(v));
+            } else if (k == "pods") {
+              config.webhook.mutate_pods = v.get<bool>();
+            } else {
+              config.webhook.mutate_templates = v.get<bool>();
+            }
+          }
+      }
+    }
+  }
+
   if (!val.ok()) return std::unexpected(val.take());
   apply_settings(config);
   return config;
@@ -451,6 +511,7 @@ std::string print_config(const Config& config, const Registry& registry) {
     out << YAML::Key << r->info().id << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "enabled" << YAML::Value << s.enabled;
     out << YAML::Key << "severity" << YAML::Value << std::string(to_string(s.severity));
+    out << YAML::Key << "mode" << YAML::Value << std::string(to_string(s.mode));
     if (!r->info().params.empty()) {
       out << YAML::Key << "params" << YAML::Value;
       emit_json(out, s.params.values());
@@ -473,6 +534,13 @@ std::string print_config(const Config& config, const Registry& registry) {
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
+  out << YAML::Key << "webhook" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "onUpdate" << YAML::Value << (config.webhook.new_findings_only ? "new-findings-only" : "all");
+  out << YAML::Key << "failureMode" << YAML::Value << (config.webhook.fail_open ? "allow" : "deny");
+  out << YAML::Key << "mutate" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "pods" << YAML::Value << config.webhook.mutate_pods;
+  out << YAML::Key << "templates" << YAML::Value << config.webhook.mutate_templates;
+  out << YAML::EndMap << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -506,6 +574,10 @@ json config_schema(const Registry& registry) {
         {"properties",
          {{"enabled", {{"type", "boolean"}, {"default", true}}},
           {"severity", {{"enum", {"error", "warning", "info"}}, {"default", std::string(to_string(info.severity))}}},
+          {"mode",
+           {{"enum", {"enforce", "warn", "audit"}},
+            {"default", "enforce"},
+            {"description", "webhook: enforce (errors deny), warn (errors become warnings), audit (log and count only)"}}},
           {"params", {{"type", "object"}, {"additionalProperties", false}, {"properties", params}}}}},
     };
     rule_props[info.id] = {{"description", info.summary}, {"oneOf", {{{"type", "boolean"}}, settings}}};
@@ -542,6 +614,26 @@ json config_schema(const Registry& registry) {
        {{"description", "Namespace of objects that do not name one (like kubectl's -n)"}, {"type", "string"}, {"minLength", 1}}},
       {"rules", {{"type", "object"}, {"additionalProperties", false}, {"properties", rule_props}}},
       {"exclude", {{"type", "array"}, {"items", exclusion}}},
+      {"webhook",
+       {{"type", "object"},
+        {"additionalProperties", false},
+        {"description", "How gpuguard serve answers admission requests"},
+        {"properties",
+         {{"onUpdate",
+           {{"enum", {"new-findings-only", "all"}},
+            {"default", "new-findings-only"},
+            {"description", "on UPDATE, report only findings the old object did not have, or all"}}},
+          {"failureMode",
+           {{"enum", {"allow", "deny"}}, {"default", "allow"}, {"description", "the answer when a rule fails internally"}}},
+          {"mutate",
+           {{"type", "object"},
+            {"additionalProperties", false},
+            {"properties",
+             {{"pods", {{"type", "boolean"}, {"default", true}, {"description", "apply fixes to Pods"}}},
+              {"templates",
+               {{"type", "boolean"},
+                {"default", false},
+                {"description", "also to controllers' pod templates (GitOps tools would see drift)"}}}}}}}}}}},
   };
   return schema;
 }

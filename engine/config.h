@@ -21,10 +21,28 @@ class RE2;
 
 namespace gpuguard::engine {
 
+// What the webhook does with a rule's findings: deny on errors and warn on warnings (enforce),
+// only warn (warn: errors become warnings), or only log and count (audit).
+enum class Mode : uint8_t { enforce, warn, audit };
+[[nodiscard]] std::string_view to_string(Mode m);
+
 struct RuleSettings {
   bool enabled = true;
   Severity severity = Severity::warning;
+  Mode mode = Mode::enforce;
   Params params;
+};
+
+// `webhook:` — how `gpuguard serve` answers.
+struct WebhookSettings {
+  // On UPDATE, report only findings the old object did not have (so a change that does not
+  // touch a defect is not blocked by it), or every finding.
+  bool new_findings_only = true;
+  // When a rule fails internally: allow the request (the default, like failurePolicy: Ignore
+  // for the rules' sake) or deny it.
+  bool fail_open = true;
+  bool mutate_pods = true;       // apply fixes to Pods
+  bool mutate_templates = false; // and to controllers' pod templates (GitOps tools would see drift)
 };
 
 // Objects a config takes out of linting; every pattern that is set must match in full (RE2).
@@ -45,6 +63,7 @@ struct Config {
   std::vector<std::string> extra_gpu_resources;
   std::map<std::string, RuleSettings, std::less<>> rules;  // every registered rule
   std::vector<Exclusion> exclude;
+  WebhookSettings webhook;
 
   [[nodiscard]] const RuleSettings& rule(std::string_view id) const;
 };

@@ -15,6 +15,11 @@ std::set<KindRef> kinds_read(const Registry& registry, const Config& config) {
   return kinds;
 }
 
+std::string effective_namespace(const Object& obj, const Config& config) {
+  if (!obj.is_kubernetes_object() || obj.cluster_scoped()) return "";
+  return obj.namespace_.empty() ? config.settings.default_namespace : obj.namespace_;
+}
+
 namespace {
 
 // What exempts findings on one object: its ignore annotation (and those of its pod templates,
@@ -75,11 +80,6 @@ struct Evaluation::Impl {
       enabled.push_back(rule);
       states.push_back(rule->make_state());
     }
-  }
-
-  std::string effective_namespace(const Object& obj) const {
-    if (!obj.is_kubernetes_object() || obj.cluster_scoped()) return "";
-    return obj.namespace_.empty() ? config.settings.default_namespace : obj.namespace_;
   }
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
@@ -252,7 +252,7 @@ uint32_t Evaluation::add(Object obj) {
   Impl& m = *impl_;
   obj.id = m.next_id++;
   ++m.objects;
-  const std::string ns = m.effective_namespace(obj);
+  const std::string ns = effective_namespace(obj, m.config);
   m.collect_exemptions(obj, ns);
   const ObjectRef ref = m.make_ref(obj, ns);
   for (size_t i = 0; i < m.enabled.size(); ++i) {

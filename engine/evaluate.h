@@ -33,6 +33,10 @@ struct Result {
   size_t objects = 0;                       // objects checked
 };
 
+// The namespace an object lives in: its own, the config's default for namespaced kinds that name
+// none, "" for cluster-scoped kinds and non-objects.
+[[nodiscard]] std::string effective_namespace(const Object& obj, const Config& config);
+
 // The kinds the enabled rules of a config read from the inventory.
 [[nodiscard]] std::set<KindRef> kinds_read(const Registry& registry, const Config& config);
 

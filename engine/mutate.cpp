@@ -1,8 +1,14 @@
 #include "engine/mutate.h"
 
 #include "engine/evaluate.h"
+#include "engine/podspec.h"
 
 namespace gpuguard::engine {
+
+bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool create) {
+  if (obj.is("", "Pod")) return settings.mutate_pods && create && !obj.annotation("kubernetes.io/config.mirror");
+  return settings.mutate_templates && !pod_templates(obj).empty();
+}
 
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {

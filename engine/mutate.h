@@ -30,6 +30,11 @@ struct MutateResult {
   std::vector<Diagnostic> diagnostics;
 };
 
+// Whether the webhook's mutation applies to an object at all: Pods when they are created (most
+// of a pod's spec is immutable afterwards; mirror pods never), controllers' pod templates only
+// when the config asks for it (GitOps tools would see drift).
+[[nodiscard]] bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool create);
+
 [[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                                   const MutateOptions& options = {});
 

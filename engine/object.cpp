@@ -140,6 +140,10 @@ Object make_object(json body, std::shared_ptr<const PositionIndex> positions,
 
 }  // namespace
 
+Object object_from_json(json body, SourceRef source) {
+  return make_object(std::move(body), nullptr, 0, Pos{}, source, 0, "");
+}
+
 void objects_from_document(json body, std::shared_ptr<const PositionIndex> positions, Pos start,
                            const SourceRef& source, uint32_t document, std::vector<Object>& out,
                            std::vector<Diagnostic>& diags) {

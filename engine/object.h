@@ -59,6 +59,10 @@ struct Object {
   [[nodiscard]] const json* annotation(std::string_view key) const;
 };
 
+// An object from a JSON body (an AdmissionReview's object): identity from apiVersion, kind and
+// metadata; no positions.
+[[nodiscard]] Object object_from_json(json body, SourceRef source = nullptr);
+
 // Turns a loaded document into objects: a Kubernetes object, the items of a `List` / `*List`
 // (each item its own object), or the document itself when it is not a Kubernetes object.
 // Diagnostics name items that are not objects.

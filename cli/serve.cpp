@@ -1,0 +1,83 @@
+// gpuguard serve: the validating and mutating admission webhook.
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "webhook/server.h"
+
+namespace gpuguard::cli {
+
+namespace {
+
+// "HOST:PORT", "[v6]:PORT" or ":PORT".
+bool split_address(const std::string& addr, std::string& host, int& port) {
+  auto colon = addr.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = addr.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  try {
+    size_t used = 0;
+    int p = std::stoi(addr.substr(colon + 1), &used);
+    if (used != addr.size() - colon - 1 || p < 0 || p > 65535) return false;
+    port = p;
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exit_code) {
+  auto opts = std::make_shared<webhook::ServerOptions>();
+  auto listen = std::make_shared<std::string>("0.0.0.0:8443");
+  auto metrics = std::make_shared<std::string>();
+  auto reload_s = std::make_shared<double>(2.0);
+  auto delay_s = std::make_shared<double>(0.0);
+  auto grace_s = std::make_shared<double>(15.0);
+  auto* sub = app.add_subcommand("serve", "Run the validating (/validate) and mutating (/mutate) admission webhook over TLS");
+  sub->add_option("--listen", *listen, "address to serve on, HOST:PORT (port 0 picks one)");
+  sub->add_option("--tls-cert", opts->cert_file, "serving certificate (PEM, chain after the leaf)")->required();
+  sub->add_option("--tls-key", opts->key_file, "its private key (PEM)")->required();
+  sub->add_option("--client-ca", opts->client_ca_file, "require client certificates signed by this CA (PEM)");
+  sub->add_option("-c,--config", opts->config_file, "config file (.gpuguard.yaml); reloaded when it changes");
+  sub->add_option("--state", opts->state_paths, "cluster state: files or folders of objects (repeatable); reloaded when they change");
+  sub->add_option("--metrics-addr", *metrics, "serve /healthz, /readyz and /metrics on this plain-HTTP HOST:PORT instead of the TLS port");
+  sub->add_option("--max-connections", opts->max_threads, "connections served at once (default 64)")->check(CLI::Range(1, 4096));
+  sub->add_option("--max-body-bytes", opts->max_body_bytes, "largest request body (default 8 MiB)")->check(CLI::Range(1024, 1 << 30));
+  sub->add_option("--keep-alive-timeout", opts->keep_alive_seconds, "seconds an idle connection is kept (default 5)")->check(CLI::Range(1, 300));
+  sub->add_option("--read-timeout", opts->read_timeout_seconds, "seconds to read a request (default 10)")->check(CLI::Range(1, 300));
+  sub->add_option("--reload-interval", *reload_s, "seconds between checks of the certificate, config and state files; 0: only on SIGHUP (default 2)")
+      ->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--shutdown-delay", *delay_s, "seconds to stay up but not ready after SIGTERM, so endpoints drain (default 0)")
+      ->check(CLI::Range(0.0, 300.0));
+  sub->add_option("--grace-period", *grace_s, "seconds to wait for in-flight requests after SIGTERM (default 15)")->check(CLI::Range(0.0, 3600.0));
+  sub->add_option("--log-level", opts->log_level, "debug, info, warn or error")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  sub->callback([&registry, &exit_code, opts, listen, metrics, reload_s, delay_s, grace_s] {
+    if (!split_address(*listen, opts->host, opts->port)) {
+      std::cerr << "gpuguard serve: --listen must be HOST:PORT, got \"" << *listen << "\"\n";
+      exit_code = kExitUsage;
+      return;
+    }
+    if (!metrics->empty()) {
+      std::string host;
+      int port = 0;
+      if (!split_address(*metrics, host, port)) {
+        std::cerr << "gpuguard serve: --metrics-addr must be HOST:PORT, got \"" << *metrics << "\"\n";
+        exit_code = kExitUsage;
+        return;
+      }
+      opts->metrics_host = host;
+      opts->metrics_port = port;
+    }
+    opts->reload_interval_ms = static_cast<int>(*reload_s * 1000);
+    opts->shutdown_delay_ms = static_cast<int>(*delay_s * 1000);
+    opts->grace_period_ms = static_cast<int>(*grace_s * 1000);
+    opts->min_threads = std::min<size_t>(8, opts->max_threads);
+    exit_code = webhook::serve(registry, *opts);
+  });
+}
+
+}  // namespace gpuguard::cli

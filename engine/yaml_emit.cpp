@@ -1,0 +1,166 @@
+#include "engine/yaml_emit.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "engine/yaml_load.h"
+
+namespace gpuguard::engine {
+
+namespace {
+
+bool needs_quotes(const std::string& s) {
+  if (s.empty()) return true;
+  // Whatever go-yaml v2 would not read back as this very string.
+  if (resolve_plain_scalar(s).type != ScalarType::string) return true;
+  if (s.front() == ' ' || s.back() == ' ') return true;
+  static constexpr std::string_view kIndicators = "-?:,[]{}#&*!|>'\"%@`~";
+  if (kIndicators.find(s.front()) != std::string_view::npos) return true;
+  if (s.find(": ") != std::string::npos || s.find(" #") != std::string::npos) return true;
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7F) return true;
+  return false;
+}
+
+void emit(YAML::Emitter& out, const json& v, const PositionIndex* positions, bool have_node, PositionIndex::NodeId node) {
+  switch (v.type()) {
+    case json::value_t::object: {
+      if (v.empty()) {
+        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+        return;
+      }
+      // Source order where the source had the key.
+      struct Key {
+        const std::string* name;
+        Pos pos;
+        bool known;
+        PositionIndex::NodeId node;
+      };
+      std::vector<Key> keys;
+      for (const auto& [k, x] : v.items()) keys.push_back({&k, {}, false, 0});
+      if (have_node && positions)
+        for (const auto& c : positions->children(node))
+          for (auto& key : keys)
+            if (*key.name == c.key) {
+              key.pos = c.key_pos;
+              key.known = true;
+              key.node = c.node;
+            }
+      std::stable_sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+        if (a.known != b.known) return a.known;
+        return a.known && a.pos < b.pos;
+      });
+      out << YAML::BeginMap;
+      for (const auto& key : keys) {
+        out << YAML::Key;
+        if (needs_quotes(*key.name)) out << YAML::DoubleQuoted;
+        out << *key.name << YAML::Value;
+        emit(out, v.at(*key.name), positions, key.known, key.node);
+      }
+      out << YAML::EndMap;
+      return;
+    }
+    case json::value_t::array: {
+      if (v.empty()) {
+        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+        return;
+      }
+      auto items = have_node && positions ? positions->children(node) : std::span<const PositionIndex::Child>{};
+      out << YAML::BeginSeq;
+      for (size_t i = 0; i < v.size(); ++i) emit(out, v[i], positions, i < items.size(), i < items.size() ? items[i].node : 0);
+      out << YAML::EndSeq;
+      return;
+    }
+    case json::value_t::string: {
+      const auto& s = v.get_ref<const std::string&>();
+      if (s.find('\n') != std::string::npos && s.find_first_of("\t\r") == std::string::npos && s.back() == '\n')
+        out << YAML::Literal << s;
+      else if (needs_quotes(s))
+        out << YAML::DoubleQuoted << s;
+      else
+        out << s;
+      return;
+    }
+    case json::value_t::boolean: out << (v.get<bool>() ? "true" : "false"); return;
+    case json::value_t::number_integer: out << v.get<int64_t>(); return;
+    case json::value_t::number_unsigned: out << v.get<uint64_t>(); return;
+    case json::value_t::number_float: out << go_json_number(v); return;
+    default: out << YAML::Null; return;
+  }
+}
+
+}  // namespace
+
+std::string to_yaml(const json& value, const PositionIndex* positions, PositionIndex::NodeId root) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  out.SetSeqFormat(YAML::Block);
+  out.SetMapFormat(YAML::Block);
+  emit(out, value, positions, positions != nullptr, root);
+  std::string s = out.c_str();
+  if (s.empty() || s.back() != '\n') s += '\n';
+  return s;
+}
+
+std::string unified_diff(const std::string& a, const std::string& b, const std::string& a_name, const std::string& b_name) {
+  if (a == b) return "";
+  auto lines = [](const std::string& s) {
+    std::vector<std::string> out;
+    std::stringstream ss(s);
+    std::string l;
+    while (std::getline(ss, l)) out.push_back(l);
+    return out;
+  };
+  const auto x = lines(a), y = lines(b);
+  const size_t n = x.size(), m = y.size();
+  // Longest common subsequence table (objects are small; cap the work).
+  if (n * m > 25'000'000) return "--- " + a_name + "\n+++ " + b_name + "\n(too large to diff)\n";
+  std::vector<std::vector<uint32_t>> lcs(n + 1, std::vector<uint32_t>(m + 1, 0));
+  for (size_t i = n; i-- > 0;)
+    for (size_t j = m; j-- > 0;) lcs[i][j] = x[i] == y[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+  struct Op {
+    char kind;  // ' ', '-', '+'
+    size_t ai, bi;
+  };
+  std::vector<Op> ops;
+  size_t i = 0, j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && x[i] == y[j]) ops.push_back({' ', i++, j++});
+    else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) ops.push_back({'+', i, j++});
+    else ops.push_back({'-', i++, j});
+  }
+  std::ostringstream o;
+  o << "--- " << a_name << "\n+++ " << b_name << "\n";
+  constexpr size_t kContext = 3;
+  size_t k = 0;
+  while (k < ops.size()) {
+    if (ops[k].kind == ' ') {
+      ++k;
+      continue;
+    }
+    size_t start = k >= kContext ? k - kContext : 0;
+    while (start < k && ops[start].kind != ' ') ++start;
+    size_t end = k;
+    size_t quiet = 0;
+    while (end < ops.size() && quiet <= 2 * kContext) {
+      quiet = ops[end].kind == ' ' ? quiet + 1 : 0;
+      ++end;
+    }
+    end = std::min(ops.size(), end - (quiet > kContext ? quiet - kContext : 0));
+    size_t a_start = ops[start].ai, b_start = ops[start].bi, a_len = 0, b_len = 0;
+    for (size_t q = start; q < end; ++q) {
+      if (ops[q].kind != '+') ++a_len;
+      if (ops[q].kind != '-') ++b_len;
+    }
+    o << "@@ -" << (a_len ? a_start + 1 : a_start) << "," << a_len << " +" << (b_len ? b_start + 1 : b_start) << "," << b_len << " @@\n";
+    for (size_t q = start; q < end; ++q)
+      o << ops[q].kind << (ops[q].kind == '+' ? y[ops[q].bi] : x[ops[q].ai]) << "\n";
+    k = end;
+  }
+  return o.str();
+}
+
+}  // namespace gpuguard::engine

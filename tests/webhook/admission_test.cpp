@@ -1,0 +1,390 @@
+// The AdmissionReview protocol without HTTP: decode, evaluate, encode.
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "engine/state.h"
+#include "rules/registry.h"
+#include "tests/support/support.h"
+#include "webhook/admission.h"
+
+namespace fs = std::filesystem;
+using namespace gpuguard;
+using engine::json;
+using webhook::Admission;
+using webhook::Endpoint;
+using webhook::Outcome;
+
+namespace {
+
+json gpu_pod(bool with_limit, const std::string& name = "train") {
+  json res = with_limit ? json{{"limits", {{"nvidia.com/gpu", 1}}}} : json{{"requests", {{"nvidia.com/gpu", 1}}}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "ml"}}},
+          {"spec", {{"containers", {{{"name", "c"}, {"image", "pytorch"}, {"resources", res}}}}}}};
+}
+
+json review(const json& object, const std::string& op = "CREATE", const std::string& version = "v1",
+            const json& old_object = nullptr) {
+  json req = {{"uid", "u-1"},
+              {"kind", {{"group", ""}, {"version", "v1"}, {"kind", object.is_object() ? object.value("kind", "Pod") : "Pod"}}},
+              {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+              {"operation", op},
+              {"namespace", "ml"},
+              {"userInfo", {{"username", "alice"}}}};
+  if (!object.is_null()) req["object"] = object;
+  if (!old_object.is_null()) req["oldObject"] = old_object;
+  return {{"apiVersion", "admission.k8s.io/" + version}, {"kind", "AdmissionReview"}, {"request", req}};
+}
+
+struct Call {
+  webhook::Answer answer;
+  json body;
+  Outcome outcome;
+};
+
+Call call(const Admission& a, Endpoint ep, const std::string& body, const std::shared_ptr<const engine::Inventory>& state = nullptr,
+          const std::string& ct = "application/json") {
+  Call c;
+  c.answer = a.handle(ep, body, ct, state, c.outcome);
+  c.body = json::parse(c.answer.body, nullptr, false);
+  return c;
+}
+
+std::shared_ptr<const engine::Config> config(const std::string& yaml = "") {
+  if (yaml.empty()) return std::make_shared<engine::Config>(engine::default_config(test::registry()));
+  auto c = engine::load_config(yaml, ".gpuguard.yaml", test::registry());
+  REQUIRE(c.has_value());
+  return std::make_shared<engine::Config>(std::move(*c));
+}
+
+std::shared_ptr<const engine::Inventory> state_of(const std::string& yaml, const engine::Config& cfg) {
+  test::TempDir dir;
+  test::write_file(dir.path() / "state.yaml", yaml);
+  auto s = engine::load_state({(dir.path() / "state.yaml").string()}, test::registry(), cfg);
+  REQUIRE(s.diagnostics.empty());
+  return s.inventory;
+}
+
+std::string pcs(int n, int from = 0) {
+  std::string s;
+  for (int i = from; i < from + n; ++i)
+    s += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc" + std::to_string(i) + "}\nvalue: " +
+         std::to_string(i) + "\n";
+  return s;
+}
+
+json pc(const std::string& name) {
+  return {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", name}}}, {"value", 7}};
+}
+
+}  // namespace
+
+TEST_SUITE("webhook") {
+
+TEST_CASE("a clean pod is allowed; the answer echoes uid, apiVersion and kind") {
+  Admission a(test::registry(), config());
+  for (const char* version : {"v1", "v1beta1"}) {
+    auto c = call(a, Endpoint::validate, review(gpu_pod(true), "CREATE", version).dump());
+    CHECK(c.answer.status == 200);
+    CHECK(c.body["apiVersion"] == json(std::string("admission.k8s.io/") + version));
+    CHECK(c.body["kind"] == json("AdmissionReview"));
+    CHECK(c.body["response"]["uid"] == json("u-1"));
+    CHECK(c.body["response"]["allowed"] == json(true));
+    CHECK_FALSE(c.body["response"].contains("patch"));
+    CHECK(c.outcome.decision == "allowed");
+  }
+}
+
+TEST_CASE("error findings deny with 403 and name rule and field") {
+  Admission a(test::registry(), config());
+  auto c = call(a, Endpoint::validate, review(gpu_pod(false)).dump());
+  REQUIRE(c.answer.status == 200);
+  const json& r = c.body["response"];
+  CHECK(r["allowed"] == json(false));
+  CHECK(r["status"]["code"] == json(403));
+  std::string msg = r["status"]["message"];
+  CHECK(msg.find("[gpu-request-limit-mismatch]") != std::string::npos);
+  CHECK(msg.find("spec.containers[0].resources.requests[nvidia.com/gpu]: ") != std::string::npos);
+  CHECK_FALSE(r.contains("patch"));  // a validating answer never carries a patch
+  CHECK(c.outcome.decision == "denied");
+}
+
+TEST_CASE("enforcement modes: warn turns errors into warnings, audit only counts") {
+  {
+    Admission a(test::registry(), config("rules: {gpu-request-limit-mismatch: {mode: warn}}\n"));
+    auto c = call(a, Endpoint::validate, review(gpu_pod(false)).dump());
+    CHECK(c.body["response"]["allowed"] == json(true));
+    REQUIRE(c.body["response"]["warnings"].size() == 1);
+    std::string w = c.body["response"]["warnings"][0];
+    CHECK(w.size() <= 256);
+    CHECK(w.rfind("spec.containers[0].resources.requests[nvidia.com/gpu]: ", 0) == 0);
+    CHECK(c.outcome.decision == "warned");
+  }
+  {
+    Admission a(test::registry(), config("rules: {gpu-request-limit-mismatch: {mode: audit}}\n"));
+    auto c = call(a, Endpoint::validate, review(gpu_pod(false)).dump());
+    CHECK(c.body["response"]["allowed"] == json(true));
+    CHECK_FALSE(c.body["response"].contains("warnings"));
+    CHECK(c.outcome.findings.size() == 1);  // still logged and counted
+  }
+}
+
+TEST_CASE("warnings are bounded in count and length, as the API server truncates") {
+  json pod = gpu_pod(false);
+  auto& containers = pod["spec"]["containers"];
+  for (int i = 1; i < 60; ++i) {
+    json c = containers[0];
+    c["name"] = "container-with-a-rather-long-name-" + std::to_string(i) + std::string(100, 'x');
+    containers.push_back(c);
+  }
+  Admission a(test::registry(), config("rules: {gpu-request-limit-mismatch: {mode: warn}}\n"));
+  auto c = call(a, Endpoint::validate, review(pod).dump());
+  const json& w = c.body["response"]["warnings"];
+  REQUIRE(w.is_array());
+  CHECK(w.size() <= 30);
+  size_t total = 0;
+  for (const auto& x : w) {
+    CHECK(x.get<std::string>().size() <= 256);
+    total += x.get<std::string>().size();
+  }
+  CHECK(total <= 4096);
+  CHECK(w.back().get<std::string>().find("more gpuguard warnings") != std::string::npos);
+}
+
+TEST_CASE("UPDATE: only new findings by default, all with onUpdate: all") {
+  json old_pod = gpu_pod(false);
+  json new_pod = gpu_pod(false);
+  new_pod["metadata"]["labels"] = {{"x", "y"}};
+  {
+    Admission a(test::registry(), config());
+    auto c = call(a, Endpoint::validate, review(new_pod, "UPDATE", "v1", old_pod).dump());
+    CHECK(c.body["response"]["allowed"] == json(true));
+  }
+  {
+    Admission a(test::registry(), config("webhook: {onUpdate: all}\n"));
+    auto c = call(a, Endpoint::validate, review(new_pod, "UPDATE", "v1", old_pod).dump());
+    CHECK(c.body["response"]["allowed"] == json(false));
+  }
+  {
+    Admission a(test::registry(), config());
+    auto c = call(a, Endpoint::validate, review(gpu_pod(false), "UPDATE", "v1", gpu_pod(true)).dump());
+    CHECK(c.body["response"]["allowed"] == json(false));  // the update introduces the defect
+  }
+}
+
+TEST_CASE("DELETE, CONNECT and subresources are allowed without evaluation") {
+  Admission a(test::registry(), config());
+  auto del = call(a, Endpoint::validate, review(nullptr, "DELETE", "v1", gpu_pod(false)).dump());
+  CHECK(del.body["response"]["allowed"] == json(true));
+  json exec = review(json{{"apiVersion", "v1"}, {"kind", "PodExecOptions"}, {"command", {"sh"}}}, "CONNECT");
+  exec["request"]["subResource"] = "exec";
+  CHECK(call(a, Endpoint::validate, exec.dump()).body["response"]["allowed"] == json(true));
+  json scale = review(json{{"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}, {"spec", {{"replicas", 3}}}}, "UPDATE", "v1",
+                      json{{"apiVersion", "autoscaling/v1"}, {"kind", "Scale"}});
+  scale["request"]["subResource"] = "scale";
+  auto s = call(a, Endpoint::validate, scale.dump());
+  CHECK(s.body["response"]["allowed"] == json(true));
+  CHECK(s.outcome.decision == "skipped");
+  auto m = call(a, Endpoint::mutate, review(nullptr, "DELETE", "v1", gpu_pod(false)).dump());
+  CHECK_FALSE(m.body["response"].contains("patch"));
+}
+
+TEST_CASE("dryRun requests get the same answer") {
+  Admission a(test::registry(), config());
+  json r = review(gpu_pod(false));
+  r["request"]["dryRun"] = true;
+  auto c = call(a, Endpoint::validate, r.dump());
+  CHECK(c.body["response"]["allowed"] == json(false));
+  CHECK(c.outcome.dry_run);
+}
+
+TEST_CASE("the cluster state: a sixth PriorityClass warns, the count is over the state plus the object") {
+  auto cfg = config();
+  Admission a(test::registry(), cfg);
+  auto state = state_of(pcs(5), *cfg);
+  auto c = call(a, Endpoint::validate, review(pc("pc-new")).dump(), state);
+  CHECK(c.body["response"]["allowed"] == json(true));
+  REQUIRE(c.body["response"]["warnings"].size() == 1);
+  CHECK(c.body["response"]["warnings"][0].get<std::string>().find("6 user PriorityClasses") != std::string::npos);
+  // Replacing one of the five (UPDATE) keeps five.
+  auto u = call(a, Endpoint::validate, review(pc("pc1"), "UPDATE", "v1", pc("pc1")).dump(), state);
+  CHECK_FALSE(u.body["response"].contains("warnings"));
+  // Without state, the rule does not speak.
+  CHECK_FALSE(call(a, Endpoint::validate, review(pc("pc-new")).dump()).body["response"].contains("warnings"));
+}
+
+TEST_CASE("DELETE of an object an aggregate needs: allowed, with the new warning") {
+  auto cfg = config();
+  Admission a(test::registry(), cfg);
+  auto state = state_of(pcs(3), *cfg);
+  json del = review(nullptr, "DELETE", "v1", pc("pc2"));
+  del["request"]["kind"]["kind"] = "PriorityClass";
+  auto c = call(a, Endpoint::validate, del.dump(), state);
+  CHECK(c.body["response"]["allowed"] == json(true));
+  REQUIRE(c.body["response"]["warnings"].size() == 1);
+  CHECK(c.body["response"]["warnings"][0].get<std::string>().find("only 2 user PriorityClasses") != std::string::npos);
+  // Deleting one of six removes a problem rather than adding one.
+  auto six = state_of(pcs(6), *cfg);
+  CHECK_FALSE(call(a, Endpoint::validate, review(nullptr, "DELETE", "v1", pc("pc2")).dump(), six).body["response"].contains("warnings"));
+}
+
+TEST_CASE("mutate: a base64 JSON Patch that fixes the pod, and nothing the second time") {
+  Admission a(test::registry(), config());
+  auto c = call(a, Endpoint::mutate, review(gpu_pod(false)).dump());
+  const json& r = c.body["response"];
+  CHECK(r["allowed"] == json(true));
+  REQUIRE(r["patchType"] == json("JSONPatch"));
+  std::string b64 = r["patch"];
+  // Decode with the engine's loader-independent path: nlohmann + OpenSSL round trip.
+  CHECK(b64 == webhook::base64_encode(
+                   json::parse(R"([{"op":"add","path":"/spec/containers/0/resources/limits","value":{"nvidia.com/gpu":1}}])").dump()));
+  json fixed = gpu_pod(false).patch(json::parse(R"([{"op":"add","path":"/spec/containers/0/resources/limits","value":{"nvidia.com/gpu":1}}])"));
+  auto again = call(a, Endpoint::mutate, review(fixed).dump());
+  CHECK_FALSE(again.body["response"].contains("patch"));
+  CHECK(again.outcome.decision == "allowed");
+}
+
+TEST_CASE("mutate: Pods on CREATE only, templates only when configured, never mirror pods") {
+  json deploy = {{"apiVersion", "apps/v1"},
+                 {"kind", "Deployment"},
+                 {"metadata", {{"name", "d"}, {"namespace", "ml"}}},
+                 {"spec", {{"template", {{"spec", gpu_pod(false)["spec"]}}}}}};
+  {
+    Admission a(test::registry(), config());
+    CHECK_FALSE(call(a, Endpoint::mutate, review(deploy).dump()).body["response"].contains("patch"));
+    CHECK_FALSE(call(a, Endpoint::mutate, review(gpu_pod(false), "UPDATE", "v1", gpu_pod(false)).dump()).body["response"].contains("patch"));
+    json mirror = gpu_pod(false);
+    mirror["metadata"]["annotations"] = {{"kubernetes.io/config.mirror", "abc"}};
+    CHECK_FALSE(call(a, Endpoint::mutate, review(mirror).dump()).body["response"].contains("patch"));
+  }
+  {
+    Admission a(test::registry(), config("webhook: {mutate: {templates: true, pods: false}}\n"));
+    CHECK(call(a, Endpoint::mutate, review(deploy).dump()).body["response"].contains("patch"));
+    CHECK_FALSE(call(a, Endpoint::mutate, review(gpu_pod(false)).dump()).body["response"].contains("patch"));
+  }
+}
+
+TEST_CASE("malformed requests get 400 with a clear error") {
+  Admission a(test::registry(), config());
+  const std::string good = review(gpu_pod(true)).dump();
+  struct Case {
+    std::string body;
+    std::string ct;
+    std::string error;
+  };
+  std::vector<Case> cases = {
+      {good.substr(0, good.size() / 2), "application/json", "not valid JSON"},
+      {"", "application/json", "not valid JSON"},
+      {"[]", "application/json", "not a JSON object"},
+      {good, "text/plain", "Content-Type must be application/json"},
+      {std::string(600, '[') + std::string(600, ']'), "application/json", "nests deeper"},
+      {R"({"apiVersion":"v1","kind":"Pod"})", "application/json", "apiVersion must be"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"Review"})", "application/json", "kind must be AdmissionReview"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})", "application/json", "request is missing"},
+  };
+  // Every field with a wrong type.
+  auto mutated = [&](const std::function<void(json&)>& f) {
+    json r = review(gpu_pod(true));
+    f(r["request"]);
+    return r.dump();
+  };
+  cases.push_back({mutated([](json& q) { q.erase("uid"); }), "application/json", "uid"});
+  cases.push_back({mutated([](json& q) { q["uid"] = 5; }), "application/json", "uid"});
+  cases.push_back({mutated([](json& q) { q["uid"] = ""; }), "application/json", "uid"});
+  cases.push_back({mutated([](json& q) { q["operation"] = json::array(); }), "application/json", "operation"});
+  cases.push_back({mutated([](json& q) { q["operation"] = "PATCH"; }), "application/json", "operation"});
+  cases.push_back({mutated([](json& q) { q["object"] = "x"; }), "application/json", "request.object"});
+  cases.push_back({mutated([](json& q) { q.erase("object"); }), "application/json", "request.object is missing"});
+  cases.push_back({mutated([](json& q) { q["oldObject"] = 3; }), "application/json", "request.oldObject"});
+  cases.push_back({mutated([](json& q) { q["dryRun"] = "yes"; }), "application/json", "dryRun"});
+  cases.push_back({mutated([](json& q) { q["namespace"] = json::object(); }), "application/json", "namespace"});
+  cases.push_back({mutated([](json& q) { q["kind"] = 3; }), "application/json", "request.kind"});
+  cases.push_back({mutated([](json& q) { q["userInfo"] = json::array(); }), "application/json", "userInfo"});
+  cases.push_back({mutated([](json& q) { q["subResource"] = 1; }), "application/json", "subResource"});
+  for (const auto& c : cases) {
+    CAPTURE(c.error);
+    for (Endpoint ep : {Endpoint::validate, Endpoint::mutate}) {
+      auto r = call(a, ep, c.body, nullptr, c.ct);
+      CHECK(r.answer.status == 400);
+      REQUIRE(r.body.is_object());
+      CHECK_MESSAGE(r.body["error"].get<std::string>().find(c.error) != std::string::npos, r.body.dump());
+    }
+  }
+  json upd = review(gpu_pod(true), "UPDATE");
+  CHECK(call(a, Endpoint::validate, upd.dump()).answer.status == 400);  // UPDATE without oldObject
+  CHECK(call(a, Endpoint::validate, good, nullptr, "application/json; charset=utf-8").answer.status == 200);
+}
+
+TEST_CASE("the recorded AdmissionReviews of the corpus are all answered") {
+  auto shared = test::shared_dir();
+  if (!shared) {
+    test::skip("../shared/corpus is not on this machine");
+    return;
+  }
+  Admission a(test::registry(), config());
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(*shared / "corpus" / "admission")) {
+    if (e.path().extension() != ".json") continue;
+    CAPTURE(e.path().filename());
+    json doc = json::parse(test::read_file(e.path()));
+    // Bare AdmissionRequests (kwctl's format) are wrapped as the API server sends them.
+    if (!doc.contains("request")) doc = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", doc}};
+    doc.erase("response");
+    const std::string uid = doc["request"]["uid"];
+    const bool placeholder = doc["request"]["operation"] == json("operationValue");
+    for (Endpoint ep : {Endpoint::validate, Endpoint::mutate}) {
+      auto c = call(a, ep, doc.dump());
+      if (placeholder) {  // kubernetes/api's every-field fixture: "operationValue" is no operation
+        CHECK(c.answer.status == 400);
+        continue;
+      }
+      REQUIRE(c.answer.status == 200);
+      CHECK(c.body["apiVersion"] == doc["apiVersion"]);
+      CHECK(c.body["response"]["uid"] == json(uid));
+      CHECK(c.body["response"]["allowed"].is_boolean());
+    }
+    ++n;
+  }
+  CHECK(n >= 12);
+}
+
+TEST_CASE("a rule that fails: failureMode allow answers allowed, deny answers denied; the error is reported") {
+  class Throws final : public engine::Rule {
+   public:
+    Throws() {
+      info_.id = "always-throws";
+      info_.severity = engine::Severity::error;
+    }
+    const engine::RuleInfo& info() const override { return info_; }
+    void check(const engine::Object&, engine::CheckContext&) const override { throw std::runtime_error("boom"); }
+
+   private:
+    engine::RuleInfo info_;
+  };
+  std::vector<std::unique_ptr<const engine::Rule>> rules;
+  rules.push_back(std::make_unique<Throws>());
+  engine::Registry reg(std::move(rules));
+  for (bool open : {true, false}) {
+    auto cfg = std::make_shared<engine::Config>(engine::default_config(reg));
+    cfg->webhook.fail_open = open;
+    Admission a(reg, cfg);
+    auto c = call(a, Endpoint::validate, review(gpu_pod(true)).dump());
+    REQUIRE(c.answer.status == 200);
+    CHECK(c.body["response"]["allowed"] == json(open));
+    REQUIRE(c.outcome.rule_errors.size() == 1);
+    CHECK(c.outcome.rule_errors[0].first == "always-throws");
+  }
+}
+
+TEST_CASE("field paths for warnings") {
+  CHECK(webhook::field_path("/spec/containers/0/resources/requests/nvidia.com~1gpu") ==
+        "spec.containers[0].resources.requests[nvidia.com/gpu]");
+  CHECK(webhook::field_path("/metadata/name") == "metadata.name");
+  CHECK(webhook::field_path("") == "");
+  CHECK(webhook::base64_encode("hello") == "aGVsbG8=");
+}
+
+}  // TEST_SUITE

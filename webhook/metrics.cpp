@@ -1,0 +1,155 @@
+#include "webhook/metrics.h"
+
+#include <charconv>
+#include <sstream>
+
+namespace gpuguard::webhook {
+
+std::string label_value(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+namespace {
+
+std::string series(std::string_view name, std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+  std::string s(name);
+  s += '{';
+  bool first = true;
+  for (const auto& [k, v] : labels) {
+    if (!first) s += ',';
+    first = false;
+    s += k;
+    s += "=\"";
+    s += label_value(v);
+    s += '"';
+  }
+  s += '}';
+  return s;
+}
+
+std::string number(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+}  // namespace
+
+void Metrics::request(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision) {
+  auto s = series("gpuguard_admission_requests_total",
+                  {{"webhook", webhook}, {"operation", operation}, {"kind", kind}, {"decision", decision}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
+void Metrics::duration(std::string_view webhook, double seconds) {
+  std::lock_guard lock(mu_);
+  Histogram& h = durations_[std::string(webhook)];
+  for (size_t i = 0; i < kBuckets.size(); ++i)
+    if (seconds <= kBuckets[i]) ++h.buckets[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+void Metrics::finding(std::string_view rule, std::string_view severity, std::string_view mode) {
+  auto s = series("gpuguard_rule_findings_total", {{"rule", rule}, {"severity", severity}, {"mode", mode}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
+void Metrics::rule_error(std::string_view rule) {
+  auto s = series("gpuguard_rule_errors_total", {{"rule", rule}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
+void Metrics::invalid_request(std::string_view reason) {
+  auto s = series("gpuguard_admission_invalid_requests_total", {{"reason", reason}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
+void Metrics::set_state(size_t objects, double last_load_unix) {
+  std::lock_guard lock(mu_);
+  gauges_["gpuguard_state_objects"] = static_cast<double>(objects);
+  gauges_["gpuguard_state_last_load_timestamp_seconds"] = last_load_unix;
+}
+
+void Metrics::state_reload(bool ok) {
+  auto s = series("gpuguard_state_reloads_total", {{"result", ok ? "ok" : "error"}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
+void Metrics::set_certificate_expiry(double unix_seconds) {
+  std::lock_guard lock(mu_);
+  gauges_["gpuguard_certificate_expiry_timestamp_seconds"] = unix_seconds;
+}
+
+void Metrics::certificate_reload(bool ok) {
+  auto s = series("gpuguard_certificate_reloads_total", {{"result", ok ? "ok" : "error"}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
+double Metrics::value(const std::string& s) const {
+  std::lock_guard lock(mu_);
+  if (auto it = counters_.find(s); it != counters_.end()) return it->second;
+  if (auto it = gauges_.find(s); it != gauges_.end()) return it->second;
+  return 0;
+}
+
+std::string Metrics::render() const {
+  struct Family {
+    const char* name;
+    const char* type;
+    const char* help;
+  };
+  static constexpr Family kCounters[] = {
+      {"gpuguard_admission_requests_total", "counter", "Admission requests answered, by webhook, operation, kind and decision."},
+      {"gpuguard_admission_invalid_requests_total", "counter", "Requests answered 400, by reason."},
+      {"gpuguard_rule_findings_total", "counter", "Findings reported in admission, by rule, severity and enforcement mode."},
+      {"gpuguard_rule_errors_total", "counter", "Internal failures of a rule (handled by failureMode)."},
+      {"gpuguard_state_reloads_total", "counter", "Loads of the --state files, by result."},
+      {"gpuguard_certificate_reloads_total", "counter", "Loads of the serving certificate, by result."},
+  };
+  static constexpr Family kGauges[] = {
+      {"gpuguard_state_objects", "gauge", "Objects in the cluster state the rules read."},
+      {"gpuguard_state_last_load_timestamp_seconds", "gauge", "When the cluster state was last loaded (Unix time)."},
+      {"gpuguard_certificate_expiry_timestamp_seconds", "gauge", "notAfter of the serving certificate (Unix time)."},
+  };
+  std::lock_guard lock(mu_);
+  std::ostringstream o;
+  for (const auto& f : kCounters) {
+    o << "# HELP " << f.name << " " << f.help << "\n# TYPE " << f.name << " " << f.type << "\n";
+    std::string prefix = std::string(f.name) + "{";
+    for (auto it = counters_.lower_bound(prefix); it != counters_.end() && it->first.rfind(prefix, 0) == 0; ++it)
+      o << it->first << " " << number(it->second) << "\n";
+  }
+  for (const auto& f : kGauges) {
+    o << "# HELP " << f.name << " " << f.help << "\n# TYPE " << f.name << " " << f.type << "\n";
+    if (auto it = gauges_.find(f.name); it != gauges_.end()) o << f.name << " " << number(it->second) << "\n";
+  }
+  o << "# HELP gpuguard_admission_duration_seconds Time to evaluate and answer one AdmissionReview, inside the server.\n"
+    << "# TYPE gpuguard_admission_duration_seconds histogram\n";
+  for (const auto& [webhook, h] : durations_) {
+    std::string lv = label_value(webhook);
+    for (size_t i = 0; i < kBuckets.size(); ++i)
+      o << "gpuguard_admission_duration_seconds_bucket{webhook=\"" << lv << "\",le=\"" << number(kBuckets[i]) << "\"} "
+        << h.buckets[i] << "\n";
+    o << "gpuguard_admission_duration_seconds_bucket{webhook=\"" << lv << "\",le=\"+Inf\"} " << h.count << "\n"
+      << "gpuguard_admission_duration_seconds_sum{webhook=\"" << lv << "\"} " << number(h.sum) << "\n"
+      << "gpuguard_admission_duration_seconds_count{webhook=\"" << lv << "\"} " << h.count << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace gpuguard::webhook
