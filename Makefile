@@ -20,7 +20,8 @@ demo: bootstrap
 	@echo '$$ gpuguard lint --config examples/.gpuguard.yaml --complete examples/   # the same files as a whole cluster'
 	@build/release/cli/gpuguard lint --config examples/.gpuguard.yaml --complete examples/; test $$? -le 1
 
-test: bootstrap
+test:
+	@scripts/bootstrap.sh --test
 	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build/test -j$(JOBS) -- --no-print-directory
 	@ctest --test-dir build/test --output-on-failure
@@ -37,7 +38,8 @@ clean:
 	rm -rf build
 
 # The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
-test-sanitize: bootstrap
+test-sanitize:
+	@scripts/bootstrap.sh --test
 	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUGUARD_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build/asan -j$(JOBS) -- --no-print-directory
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure

@@ -7,6 +7,7 @@ namespace gpuguard::rules {
 engine::Registry make_registry() {
   std::vector<std::unique_ptr<const engine::Rule>> rules;
   rules.push_back(make_gpu_request_limit_mismatch());
+  rules.push_back(make_gpu_toleration_missing());
   rules.push_back(make_priority_class_count());
   rules.push_back(make_quota_gpu_key_ignored());
   return engine::Registry(std::move(rules));

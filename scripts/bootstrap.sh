@@ -16,7 +16,12 @@ packages=(
   doctest-dev          # unit tests
   libvalijson-dev      # JSON Schema validation
 )
-# Extra packages a caller asks for (e.g. test tools): BOOTSTRAP_EXTRA="python3-jsonpatch curl"
+# `--test`: also the real tools the tests drive (a TLS client, a certificate authority, an
+# independent RFC 6902 implementation).
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(curl openssl python3 python3-jsonpatch)
+fi
+# Extra packages a caller asks for: BOOTSTRAP_EXTRA="wrk sslscan"
 if [[ -n "${BOOTSTRAP_EXTRA:-}" ]]; then
   read -r -a extra <<<"$BOOTSTRAP_EXTRA"
   packages+=("${extra[@]}")

@@ -10,12 +10,12 @@ using engine::json;
 
 namespace {
 const char* kErrorPod =
-    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n"
     "    resources: {requests: {nvidia.com/gpu: 1}}\n";
 const char* kWarningQuota =
     "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\nspec: {hard: {limits.nvidia.com/gpu: 4}}\n";
 const char* kCleanPod =
-    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n";
 }  // namespace
 
 TEST_SUITE("cli") {
@@ -44,7 +44,7 @@ TEST_CASE("text output: file:line:col: severity: message [rule], then a summary"
   test::TempDir dir;
   test::write_file(dir.path() / "err.yaml", kErrorPod);
   auto r = test::run({"lint", "--no-config", "--color", "never", "err.yaml"}, "", dir.path());
-  CHECK(r.out.rfind("err.yaml:7:28: error: container \"c\" requests nvidia.com/gpu: 1 without a limit", 0) == 0);
+  CHECK(r.out.rfind("err.yaml:8:28: error: container \"c\" requests nvidia.com/gpu: 1 without a limit", 0) == 0);
   CHECK(r.out.find("[gpu-request-limit-mismatch]\n") != std::string::npos);
   CHECK(r.out.find("1 error, 0 warnings, 0 info in 1 object (1 file)") != std::string::npos);
   CHECK(r.out.find("\033[") == std::string::npos);
@@ -59,15 +59,15 @@ TEST_CASE("a malformed file is reported and the rest is still linted") {
   auto r = test::run({"lint", "--no-config", "--color", "never", "."}, "", dir.path());
   CHECK(r.exit_code == 2);
   CHECK(r.out.find("a.yaml:2:1: error:") != std::string::npos);  // the broken flow ends at `---`
-  CHECK(r.out.find("a.yaml:9:28: error: container") != std::string::npos);
-  CHECK(r.out.find("b.yaml:7:28: error: container") != std::string::npos);
+  CHECK(r.out.find("a.yaml:10:28: error: container") != std::string::npos);
+  CHECK(r.out.find("b.yaml:8:28: error: container") != std::string::npos);
   CHECK(r.out.find("1 input error") != std::string::npos);
 }
 
 TEST_CASE("stdin with -") {
   auto r = test::run({"lint", "--no-config", "--color", "never", "-"}, kErrorPod);
   CHECK(r.exit_code == 1);
-  CHECK(r.out.rfind("<stdin>:7:28: error:", 0) == 0);
+  CHECK(r.out.rfind("<stdin>:8:28: error:", 0) == 0);
 }
 
 TEST_CASE("--format json") {
@@ -76,7 +76,7 @@ TEST_CASE("--format json") {
   json doc = json::parse(r.out);
   REQUIRE(doc["findings"].size() == 2);
   CHECK(doc["findings"][0]["rule"] == json("gpu-request-limit-mismatch"));
-  CHECK(doc["findings"][0]["line"] == json(7));
+  CHECK(doc["findings"][0]["line"] == json(8));
   CHECK(doc["findings"][0]["pointer"] == json("/spec/containers/0/resources/requests/nvidia.com~1gpu"));
   CHECK(doc["findings"][0]["fix"][0]["op"] == json("add"));
   CHECK(doc["findings"][1]["object"]["namespace"] == json("a"));
@@ -139,6 +139,48 @@ TEST_CASE("the shipped examples: the seed's own defects are found") {
   CHECK(r.exit_code == 0);  // warnings only
   CHECK(r.out.find("examples/seed/9.5-four-layers.yaml:13:5: warning: `limits.nvidia.com/gpu` has no effect") != std::string::npos);
   CHECK(r.out.find("[priority-class-count]") != std::string::npos);
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("cli") {
+
+TEST_CASE("gpuguard mutate: the fixed manifests as YAML, in source key order; the input is never changed") {
+  test::TempDir dir;
+  const std::string pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {app: \"yes\"}\nspec:\n  containers:\n"
+                          "  - name: c\n    image: x\n    resources:\n      requests: {nvidia.com/gpu: 1, cpu: \"010\"}\n";
+  test::write_file(dir.path() / "pod.yaml", pod);
+  auto r = test::run({"mutate", "--no-config", "pod.yaml"}, "", dir.path());
+  CHECK(r.exit_code == 0);
+  CHECK(r.out ==
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    app: \"yes\"\nspec:\n  containers:\n    - name: c\n"
+        "      image: x\n      resources:\n        requests:\n          nvidia.com/gpu: 1\n          cpu: \"010\"\n"
+        "        limits:\n          nvidia.com/gpu: 1\n"
+        "  tolerations:\n    - effect: NoSchedule\n      key: nvidia.com/gpu\n      operator: Exists\n");
+  CHECK(test::read_file(dir.path() / "pod.yaml") == pod);
+  // What it prints reads back as the same object, and mutating that changes nothing.
+  auto again = test::run({"mutate", "--no-config", "--exit-code", "-"}, r.out);
+  CHECK(again.exit_code == 0);
+  CHECK(test::run({"mutate", "--no-config", "--exit-code", "pod.yaml"}, "", dir.path()).exit_code == 1);
+  auto diff = test::run({"mutate", "--no-config", "--diff", "pod.yaml"}, "", dir.path());
+  CHECK(diff.out.find("+        limits:\n+          nvidia.com/gpu: 1\n") != std::string::npos);
+  CHECK(diff.out.rfind("--- a/pod.yaml (Pod default/p)", 0) == std::string::npos);  // the namespace is as written
+  auto patch = test::run({"mutate", "--no-config", "--patch", "pod.yaml"}, "", dir.path());
+  json p = json::parse(patch.out);
+  CHECK(p["rules"] == json({"gpu-toleration-missing", "gpu-request-limit-mismatch"}));  // in source order
+  CHECK(p["patch"][0]["path"] == json("/spec/containers/0/resources/limits"));
+  CHECK(p["patch"][1]["path"] == json("/spec/tolerations"));
+}
+
+TEST_CASE("gpuguard mutate: Pods by default, controllers' templates with --templates") {
+  const std::string deploy =
+      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n"
+      "      - name: c\n        resources: {requests: {nvidia.com/gpu: 1}}\n";
+  CHECK(test::run({"mutate", "--no-config", "--exit-code", "-"}, deploy).exit_code == 0);
+  auto r = test::run({"mutate", "--no-config", "--templates", "--patch", "-"}, deploy);
+  CHECK(json::parse(r.out)["patch"][0]["path"] == json("/spec/template/spec/containers/0/resources/limits"));
+  CHECK(test::run({"mutate", "--no-config"}).exit_code == 2);
+  CHECK(test::run({"mutate", "--no-config", "-"}, "a: [1\n").exit_code == 2);
 }
 
 }  // TEST_SUITE

@@ -70,7 +70,7 @@ TEST_CASE("lint over ../shared/corpus finds exactly the recorded findings") {
     std::set_difference(want.begin(), want.end(), got.begin(), got.end(), std::back_inserter(missing));
     std::set_difference(got.begin(), got.end(), want.begin(), want.end(), std::back_inserter(extra));
     for (const auto& m : missing) FAIL_CHECK("expected but not found: " << m);
-    for (const auto& e : extra) FAIL_CHECK("found but not recorded in tests/corpus/" << mode << ".txt: " << e);
+    for (const auto& e : extra) FAIL_CHECK("found but not recorded in tests/corpus/" << std::string(mode) << ".txt: " << e);
   }
 }
 

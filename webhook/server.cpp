@@ -72,7 +72,9 @@ class ElasticPool final : public httplib::TaskQueue {
   void enqueue(std::function<void()> fn) override {
     std::unique_lock lock(mu_);
     jobs_.push_back(std::move(fn));
-    if (idle_ == 0 && live_ < max_) spawn_locked();
+    // Every queued job needs a worker that is free now: idle workers that have not yet taken
+    // a job are counted in idle_.
+    if (jobs_.size() > idle_ && live_ < max_) spawn_locked();
     lock.unlock();
     cv_.notify_one();
   }

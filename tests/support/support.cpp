@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <doctest/doctest.h>
@@ -92,7 +93,22 @@ engine::Result lint(const std::string& text, const LintOptions& options) {
   return eval.finish();
 }
 
+namespace {
+Run run_argv(std::vector<std::string> argv_s, const std::string& stdin_text, const fs::path& cwd, bool search_path);
+}
+
 Run run(const std::vector<std::string>& args, const std::string& stdin_text, const fs::path& cwd) {
+  std::vector<std::string> argv_s{binary().string()};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  return run_argv(std::move(argv_s), stdin_text, cwd, false);
+}
+
+Run run_command(const std::vector<std::string>& argv, const std::string& stdin_text) {
+  return run_argv(argv, stdin_text, {}, true);
+}
+
+namespace {
+Run run_argv(std::vector<std::string> argv_s, const std::string& stdin_text, const fs::path& cwd, bool search_path) {
   Run r;
   int in_pipe[2], out_pipe[2], err_pipe[2];
   REQUIRE(pipe(in_pipe) == 0);
@@ -106,14 +122,12 @@ Run run(const std::vector<std::string>& args, const std::string& stdin_text, con
   for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
     posix_spawn_file_actions_addclose(&fa, fd);
   if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
-  std::vector<std::string> argv_s;
-  argv_s.push_back(binary().string());
-  for (const auto& a : args) argv_s.push_back(a);
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  int rc = search_path ? posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ)
+                       : posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   close(in_pipe[0]);
   close(out_pipe[1]);
@@ -163,6 +177,68 @@ Run run(const std::vector<std::string>& args, const std::string& stdin_text, con
   waitpid(pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+}  // namespace
+
+Process::Process(const std::vector<std::string>& args, const fs::path& log_dir, bool command) {
+  err_ = log_dir / ("process-" + std::to_string(reinterpret_cast<uintptr_t>(this)) + ".log");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<std::string> argv_s;
+  if (!command) argv_s.push_back(binary().string());
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int rc = command ? posix_spawnp(&pid_, argv[0], &fa, nullptr, argv.data(), environ)
+                   : posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  REQUIRE(rc == 0);
+}
+
+Process::~Process() {
+  if (!reaped_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+  }
+}
+
+void Process::signal(int sig) const { kill(pid_, sig); }
+
+std::string Process::log() const { return read_file(err_); }
+
+bool Process::wait_for_log(const std::string& text, int timeout_ms) const {
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    if (log().find(text) != std::string::npos) return true;
+    int status = 0;
+    if (!reaped_ && waitpid(pid_, &status, WNOHANG) == pid_) {
+      auto* self = const_cast<Process*>(this);
+      self->reaped_ = true;
+      self->code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return log().find(text) != std::string::npos;
+    }
+    if (reaped_) return false;
+    usleep(10000);
+  }
+  return false;
+}
+
+int Process::wait_exit(int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 10) {
+    if (reaped_) return code_;
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      reaped_ = true;
+      code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return code_;
+    }
+    usleep(10000);
+  }
+  return -1;
 }
 
 TempDir::TempDir() {

@@ -60,3 +60,34 @@ class TempDir {
 };
 
 }  // namespace gpuguard::test
+
+namespace gpuguard::test {
+
+// A background process (the webhook server) with its output in files.
+class Process {
+ public:
+  // gpuguard with these arguments, or (`command`) any program looked up in PATH.
+  Process(const std::vector<std::string>& args, const std::filesystem::path& log_dir, bool command = false);
+  ~Process();  // kills it if still running
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  [[nodiscard]] int pid() const { return pid_; }
+  void signal(int sig) const;
+  // Waits (bounded) until the stderr log contains `text`; false on timeout or exit.
+  bool wait_for_log(const std::string& text, int timeout_ms = 10000) const;
+  [[nodiscard]] std::string log() const;
+  // Waits (bounded) for the exit; the exit code, or -1 on timeout.
+  int wait_exit(int timeout_ms = 20000);
+
+ private:
+  int pid_ = -1;
+  std::filesystem::path err_;
+  bool reaped_ = false;
+  int code_ = -1;
+};
+
+// Runs a command (argv[0] looked up in PATH) and captures its output.
+Run run_command(const std::vector<std::string>& argv, const std::string& stdin_text = "");
+
+}  // namespace gpuguard::test

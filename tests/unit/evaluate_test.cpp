@@ -9,7 +9,7 @@ using gpuguard::test::lint;
 
 namespace {
 const char* kBadPod =
-    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n%ANN%spec:\n  containers:\n  - name: c\n    resources:\n"
+    "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n%ANN%spec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n    resources:\n"
     "      requests: {nvidia.com/gpu: 1}\n";
 
 std::string bad_pod(const std::string& annotations = "") {
@@ -36,7 +36,7 @@ TEST_CASE("findings carry rule, severity, object, pointer and position") {
   CHECK(f.object.kind == "Pod");
   CHECK(f.object.namespace_ == "ml");
   CHECK(f.pointer == "/spec/containers/0/resources/requests/nvidia.com~1gpu");
-  CHECK(f.pos == Pos{10, 18});
+  CHECK(f.pos == Pos{11, 18});
   REQUIRE(f.fix.has_value());
 }
 
@@ -61,10 +61,11 @@ TEST_CASE("an unknown rule in the ignore annotation is an error at the annotatio
 TEST_CASE("a pod template's ignore annotation covers findings inside the template") {
   auto r = lint(
       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    metadata:\n"
-      "      annotations: {gpuguard.io/ignore: gpu-request-limit-mismatch}\n    spec:\n      containers:\n"
+      "      annotations: {gpuguard.io/ignore: \"gpu-request-limit-mismatch, gpu-toleration-missing\"}\n    spec:\n      containers:\n"
       "      - name: c\n        resources: {requests: {nvidia.com/gpu: 1}}\n");
-  REQUIRE(r.findings.size() == 1);
+  REQUIRE(r.findings.size() == 2);
   CHECK(r.findings[0].suppressed);
+  CHECK(r.findings[1].suppressed);
 }
 
 TEST_CASE("config exclusions suppress by namespace, kind and name") {

@@ -1,0 +1,135 @@
+// gpu-toleration-missing: a GPU pod that does not tolerate the GPU nodes' taint.
+
+#include <algorithm>
+
+#include "engine/podspec.h"
+#include "rules/all.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+class GpuTolerationMissing final : public Rule {
+ public:
+  GpuTolerationMissing() {
+    info_.id = "gpu-toleration-missing";
+    info_.severity = Severity::info;
+    info_.category = "scheduling";
+    info_.seed = "9.3";
+    info_.summary = "A GPU pod template does not tolerate the taint that keeps other pods off GPU nodes";
+    info_.rationale =
+        "Shared clusters taint their GPU nodes (by default `nvidia.com/gpu:NoSchedule`) so that pods "
+        "without GPUs do not take the CPU and memory that GPU jobs need. A pod that requests a GPU must "
+        "then tolerate the taint, or it stays Pending with `node(s) had untolerated taint`.\n\n"
+        "Where the API server runs the ExtendedResourceToleration admission plugin, it adds an "
+        "`Exists`/`NoSchedule` toleration keyed by each extended resource the pod requests, before any "
+        "webhook sees the pod; such a pod already tolerates `nvidia.com/gpu` and the rule is silent. "
+        "The rule matters where the plugin is off, or where the taint has another key.";
+    info_.remediation =
+        "Add `tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]` (with your "
+        "taint's key and effect), or enable the ExtendedResourceToleration admission plugin. The fix "
+        "(and the mutating webhook) adds exactly that toleration, as the plugin would.";
+    info_.facts = {
+        "facts/webhook.md §7 — the API server's compiled-in plugins run before the webhooks "
+        "(`AllOrderedPlugins` in kubernetes `pkg/kubeapiserver/options/plugins.go`), and where "
+        "ExtendedResourceToleration is enabled pods requesting `nvidia.com/gpu` already carry an "
+        "`Exists`/`NoSchedule` toleration keyed by the resource name, so the fix adds nothing then.",
+        "Toleration matching (key, or empty key with `Exists`; effect, or empty effect; `Exists`, or "
+        "`Equal` with the same value) follows `Toleration.ToleratesTaint` in kubernetes "
+        "`pkg/apis/core/v1/helper` / `k8s.io/api/core/v1/toleration.go`.",
+    };
+    info_.params = {
+        ParamSpec{"taintKey", ParamType::string, "nvidia.com/gpu", "key of the taint on GPU nodes", std::nullopt, std::nullopt},
+        ParamSpec{"taintValue", ParamType::string, "", "its value (\"\" when the taint has none)", std::nullopt, std::nullopt},
+        ParamSpec{"taintEffect", ParamType::string, "NoSchedule", "its effect: NoSchedule, PreferNoSchedule or NoExecute",
+                  std::nullopt, std::nullopt},
+    };
+    info_.has_fix = true;
+    info_.example_bad = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  containers:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.06-py3
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+)";
+    info_.example_good = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  tolerations:
+    - key: nvidia.com/gpu
+      operator: Exists
+      effect: NoSchedule
+  containers:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.06-py3
+      resources:
+        limits:
+          nvidia.com/gpu: 1
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  std::optional<std::string> validate_params(const Params& p) const override {
+    const std::string effect = p.string("taintEffect");
+    if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
+      return "taintEffect must be NoSchedule, PreferNoSchedule or NoExecute, got \"" + effect + "\"";
+    if (p.string("taintKey").empty()) return "taintKey must not be empty";
+    return std::nullopt;
+  }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    const std::string key = ctx.params().string("taintKey");
+    const std::string value = ctx.params().string("taintValue");
+    const std::string effect = ctx.params().string("taintEffect");
+    for (const auto& t : pod_templates(obj)) {
+      if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
+      const json* tolerations = member(*t.spec, "tolerations");
+      const bool has_list = tolerations && tolerations->is_array();
+      if (has_list && std::any_of(tolerations->begin(), tolerations->end(),
+                                  [&](const json& tol) { return tolerates(tol, key, value, effect); }))
+        continue;
+      json toleration = {{"key", key}, {"operator", "Exists"}, {"effect", effect}};
+      json fix = json::array();
+      if (has_list)
+        fix.push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations/-"}, {"value", toleration}});
+      else
+        fix.push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations"}, {"value", json::array({toleration})}});
+      const std::string taint = key + (value.empty() ? "" : "=" + value) + ":" + effect;
+      ctx.report(has_list ? t.spec_pointer() + "/tolerations" : t.spec_pointer(),
+                 "requests a GPU but does not tolerate the GPU nodes' taint " + taint +
+                     ": it cannot schedule on a tainted GPU node (add {key: " + key + ", operator: Exists, effect: " + effect + "})",
+                 std::move(fix));
+    }
+  }
+
+ private:
+  static bool tolerates(const json& tol, const std::string& key, const std::string& value, const std::string& effect) {
+    if (!tol.is_object()) return false;
+    const std::string tkey(string_at(tol, "key").value_or(""));
+    const std::string op(string_at(tol, "operator").value_or("Equal"));
+    const std::string teffect(string_at(tol, "effect").value_or(""));
+    if (!teffect.empty() && teffect != effect) return false;
+    if (tkey.empty()) return op == "Exists";  // an empty key with Exists tolerates every taint
+    if (tkey != key) return false;
+    if (op == "Exists") return true;
+    return op == "Equal" && string_at(tol, "value").value_or("") == value;
+  }
+
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_gpu_toleration_missing() { return std::make_unique<GpuTolerationMissing>(); }
+
+}  // namespace gpuguard::rules

@@ -1,0 +1,420 @@
+// gpuguard serve end to end: real TLS on 127.0.0.1 (port 0), a certificate authority made in the
+// test, curl as the client, python3-jsonpatch as an independent RFC 6902 implementation.
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include "engine/json.h"
+#include "tests/support/support.h"
+
+namespace fs = std::filesystem;
+using namespace gpuguard;
+using engine::json;
+
+namespace {
+
+const char* kPython = "/usr/bin/python3";
+
+fs::path client_py() { return test::source_dir() / "tests" / "webhook" / "client.py"; }
+
+bool have_tools() {
+  for (const char* t : {"/usr/bin/curl", "/usr/bin/openssl", "/usr/bin/python3"})
+    if (!fs::exists(t)) return false;
+  return test::run_command({kPython, "-c", "import jsonpatch"}).exit_code == 0;
+}
+
+void openssl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"openssl"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = test::run_command(argv);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+}
+
+// A CA and a serving certificate for localhost / 127.0.0.1, signed by it.
+void make_pki(const fs::path& dir, const std::string& name, const std::string& ca = "") {
+  const std::string ca_name = ca.empty() ? name + "-ca" : ca;
+  if (ca.empty())
+    openssl({"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+             (dir / (ca_name + ".key")).string(), "-out", (dir / (ca_name + ".crt")).string(), "-days", "2", "-subj",
+             "/CN=" + ca_name});
+  openssl({"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", (dir / (name + ".key")).string(),
+           "-out", (dir / (name + ".csr")).string(), "-subj", "/CN=" + name});
+  test::write_file(dir / (name + ".ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth\n");
+  openssl({"x509", "-req", "-in", (dir / (name + ".csr")).string(), "-CA", (dir / (ca_name + ".crt")).string(), "-CAkey",
+           (dir / (ca_name + ".key")).string(), "-CAcreateserial", "-out", (dir / (name + ".crt")).string(), "-days", "1",
+           "-extfile", (dir / (name + ".ext")).string()});
+}
+
+struct Webhook {
+  test::TempDir dir;
+  std::unique_ptr<test::Process> proc;
+  int port = 0;
+  int metrics_port = 0;
+
+  explicit Webhook(std::vector<std::string> extra = {}, std::string cert = "", std::string key = "") {
+    if (cert.empty()) {
+      make_pki(dir.path(), "server");
+      cert = (dir.path() / "server.crt").string();
+      key = (dir.path() / "server.key").string();
+    }
+    std::vector<std::string> args = {"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
+                                     "--reload-interval", "0", "--grace-period", "10"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    proc = std::make_unique<test::Process>(args, dir.path());
+    REQUIRE_MESSAGE(proc->wait_for_log("\"msg\":\"listening\""), proc->log());
+    std::string log = proc->log();
+    auto p = log.find("\"port\":");
+    port = std::stoi(log.substr(p + 7));
+    if (auto m = log.find("\"metricsPort\":"); m != std::string::npos) metrics_port = std::stoi(log.substr(m + 14));
+  }
+
+  [[nodiscard]] std::string url(const std::string& path) const { return "https://127.0.0.1:" + std::to_string(port) + path; }
+  [[nodiscard]] std::string ca() const { return (dir.path() / "server-ca.crt").string(); }
+
+  // curl; returns {http code, body}.
+  std::pair<int, std::string> curl(const std::string& path, const std::string& body_file = "", std::vector<std::string> extra = {},
+                                   const std::string& content_type = "application/json") const {
+    std::vector<std::string> argv = {"curl", "-sS", "--max-time", "10", "--cacert", ca(), "-o", "-", "-w", "\n%{http_code}"};
+    if (!body_file.empty()) {
+      argv.insert(argv.end(), {"-H", "Content-Type: " + content_type, "--data-binary", "@" + body_file});
+    }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back(url(path));
+    auto r = test::run_command(argv);
+    if (r.exit_code != 0) return {-r.exit_code, r.err};
+    auto nl = r.out.rfind('\n');
+    return {std::stoi(r.out.substr(nl + 1)), r.out.substr(0, nl)};
+  }
+
+  [[nodiscard]] double metric(const std::string& series) const {
+    auto [code, body] = curl("/metrics");
+    auto p = body.find("\n" + series + " ");
+    if (p == std::string::npos) return 0;
+    return std::stod(body.substr(p + series.size() + 2));
+  }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    test::write_file(dir.path() / name, text);
+    return dir.path() / name;
+  }
+};
+
+json gpu_pod(bool with_limit) {
+  json res = with_limit ? json{{"limits", {{"nvidia.com/gpu", 1}}}} : json{{"requests", {{"nvidia.com/gpu", 2}, {"cpu", "4"}}}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "train"}, {"namespace", "ml"}}},
+          {"spec", {{"tolerations", {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}}, {"containers", {{{"name", "train"}, {"image", "pytorch"}, {"resources", res}}}}}}};
+}
+
+json review_of(const json& obj, const std::string& op = "CREATE") {
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", "7f0c3f4e-0000-4000-8000-000000000001"},
+            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", obj.value("kind", "Pod")}}},
+            {"operation", op},
+            {"namespace", "ml"},
+            {"object", obj}}}};
+}
+
+}  // namespace
+
+TEST_SUITE("webhook") {
+
+TEST_CASE("validate and mutate over TLS; the patch, applied by python3-jsonpatch, gives the fixed pod") {
+  if (!have_tools()) {
+    test::skip("curl, openssl or python3-jsonpatch missing (make test installs them)");
+    return;
+  }
+  Webhook wh;
+  auto bad = wh.write("bad.json", review_of(gpu_pod(false)).dump());
+  auto [code, body] = wh.curl("/validate?timeout=10s", bad.string());
+  REQUIRE(code == 200);
+  json v = json::parse(body);
+  CHECK(v["response"]["uid"] == json("7f0c3f4e-0000-4000-8000-000000000001"));
+  CHECK(v["response"]["allowed"] == json(false));
+  CHECK(v["response"]["status"]["code"] == json(403));
+
+  auto [mcode, mbody] = wh.curl("/mutate?timeout=10s", bad.string());
+  REQUIRE(mcode == 200);
+  auto response_file = wh.write("mutate-response.json", mbody);
+  auto object_file = wh.write("object.json", gpu_pod(false).dump());
+  auto applied = test::run_command({kPython, client_py().string(), "apply-patch", object_file.string(), response_file.string()});
+  REQUIRE_MESSAGE(applied.exit_code == 0, applied.err);
+  json expected = gpu_pod(false);
+  expected["spec"]["containers"][0]["resources"]["limits"] = {{"nvidia.com/gpu", 2}};
+  CHECK(json::parse(applied.out) == expected);
+  // The mutated pod validates, and mutating it again changes nothing.
+  auto fixed = wh.write("fixed.json", review_of(expected).dump());
+  CHECK(json::parse(wh.curl("/validate", fixed.string()).second)["response"]["allowed"] == json(true));
+  CHECK_FALSE(json::parse(wh.curl("/mutate", fixed.string()).second)["response"].contains("patch"));
+
+  // The same patch as `gpuguard mutate --patch` gives offline.
+  auto manifest = wh.write("pod.json", gpu_pod(false).dump());
+  auto offline = test::run({"mutate", "--no-config", "--patch", manifest.string()});
+  REQUIRE(offline.exit_code == 0);
+  json offline_patch = json::parse(offline.out)["patch"];
+  auto online = test::run_command({kPython, "-c",
+                                   "import json,base64,sys; print(base64.b64decode(json.load(open(sys.argv[1]))['response']['patch']).decode())",
+                                   response_file.string()});
+  CHECK(json::parse(online.out) == offline_patch);
+}
+
+TEST_CASE("the recorded AdmissionReviews over TLS: 200, the same uid, the version asked") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  auto shared = test::shared_dir();
+  if (!shared) {
+    test::skip("../shared/corpus is not on this machine");
+    return;
+  }
+  Webhook wh;
+  for (const char* name : {"kubewarden_kwctl__tests__data__privileged-pod-admission-review.json",
+                           "linkerd_linkerd2__controller__proxy-injector__fake__data__inject-enabled-request.json",
+                           "kubewarden_policies__policies__echo__test_data__update_accept.json",
+                           "kubewarden_policies__policies__pod-runtime-class-policy__test_data__PodDeleteRequest.json"}) {
+    CAPTURE(name);
+    json doc = json::parse(test::read_file(*shared / "corpus" / "admission" / name));
+    if (!doc.contains("request")) doc = {{"apiVersion", "admission.k8s.io/v1"}, {"kind", "AdmissionReview"}, {"request", doc}};
+    auto f = wh.write("review.json", doc.dump());
+    for (const char* ep : {"/validate", "/mutate"}) {
+      auto [code, body] = wh.curl(ep, f.string());
+      REQUIRE(code == 200);
+      json r = json::parse(body);
+      CHECK(r["apiVersion"] == doc["apiVersion"]);
+      CHECK(r["kind"] == json("AdmissionReview"));
+      CHECK(r["response"]["uid"] == doc["request"]["uid"]);
+    }
+  }
+}
+
+TEST_CASE("health, readiness and metrics") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  Webhook wh;
+  CHECK(wh.curl("/healthz").first == 200);
+  CHECK(wh.curl("/readyz").first == 200);
+  auto f = wh.write("r.json", review_of(gpu_pod(false)).dump());
+  wh.curl("/validate", f.string());
+  auto [code, metrics] = wh.curl("/metrics");
+  CHECK(code == 200);
+  CHECK(metrics.find("gpuguard_admission_requests_total{webhook=\"validate\",operation=\"CREATE\",kind=\"Pod\",decision=\"denied\"} 1") != std::string::npos);
+  CHECK(metrics.find("gpuguard_rule_findings_total{rule=\"gpu-request-limit-mismatch\",severity=\"error\",mode=\"enforce\"} 1") != std::string::npos);
+  CHECK(metrics.find("gpuguard_admission_duration_seconds_count{webhook=\"validate\"} 1") != std::string::npos);
+  CHECK(metrics.find("gpuguard_certificate_expiry_timestamp_seconds ") != std::string::npos);
+  // TLS 1.1 and older are refused.
+  CHECK(wh.curl("/healthz", "", {"--tls-max", "1.1"}).first < 0);
+}
+
+TEST_CASE("malformed input: each gets a correct answer and the server stays up") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  Webhook wh;
+  const std::string good = review_of(gpu_pod(true)).dump();
+  auto truncated = wh.write("truncated.json", good.substr(0, good.size() / 2));
+  CHECK(wh.curl("/validate", truncated.string()).first == 400);
+  auto wrong = wh.write("wrong.json", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":5}})");
+  auto [wcode, wbody] = wh.curl("/validate", wrong.string());
+  CHECK(wcode == 400);
+  CHECK(wbody.find("request.uid") != std::string::npos);
+  // 20 MiB: refused before it is read.
+  auto big = wh.write("big.json", std::string(20u << 20, ' ') + good);
+  auto [bcode, bbody] = wh.curl("/validate", big.string());
+  CHECK(bcode == 400);
+  CHECK(bbody.find("over the limit") != std::string::npos);
+  // A chunked body bypasses cpp-httplib's limit, so it is refused.
+  auto ok = wh.write("ok.json", good);
+  CHECK(wh.curl("/validate", ok.string(), {"-H", "Transfer-Encoding: chunked"}).first == 411);
+  // Wrong content type, unknown paths and methods.
+  CHECK(wh.curl("/validate", ok.string(), {}, "text/plain").first == 400);
+  CHECK(wh.curl("/nope", ok.string()).first == 404);
+  CHECK(wh.curl("/validate").first == 404);
+  // HTTP/1.0, TLS garbage and bytes that are not TLS at all.
+  auto h10 = test::run_command({kPython, client_py().string(), "http10", "127.0.0.1", std::to_string(wh.port), wh.ca(), ok.string()});
+  CHECK(h10.out.rfind("HTTP/1.1 200", 0) == 0);  // a server answers with the highest version it speaks (RFC 9110 §6.2)
+  CHECK(h10.out.find("\"allowed\":true") != std::string::npos);
+  test::run_command({kPython, client_py().string(), "tls-garbage", "127.0.0.1", std::to_string(wh.port), wh.ca()});
+  test::run_command({kPython, client_py().string(), "garbage", "127.0.0.1", std::to_string(wh.port)});
+  // Still up and correct.
+  auto [code, body] = wh.curl("/validate", ok.string());
+  CHECK(code == 200);
+  CHECK(json::parse(body)["response"]["allowed"] == json(true));
+}
+
+TEST_CASE("slow clients holding connections do not keep a real request waiting") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  Webhook wh;
+  const fs::path go = wh.dir.path() / "release";
+  test::Process hold({kPython, client_py().string(), "hold", "127.0.0.1", std::to_string(wh.port), "16", go.string()}, wh.dir.path(), true);
+  REQUIRE(hold.wait_for_log("holding 16"));
+  auto ok = wh.write("ok.json", review_of(gpu_pod(true)).dump());
+  // curl --max-time bounds the wait: the answer comes from a fresh worker, not after a timeout.
+  auto [code, body] = wh.curl("/validate", ok.string(), {"--max-time", "2"});
+  CHECK(code == 200);
+  test::write_file(go, "");
+  hold.wait_exit();
+}
+
+TEST_CASE("certificate rotation while a client loops: no failed request, the new certificate served") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  // Mount the pair as kubelet mounts a Secret: files behind a `..data` symlink that is swapped.
+  test::TempDir pki;
+  make_pki(pki.path(), "server");
+  make_pki(pki.path(), "rotated", "server-ca");  // same CA: clients keep trusting it
+  make_pki(pki.path(), "other");                 // a new CA, for the last rotation
+  const fs::path mount = pki.path() / "mount";
+  auto publish = [&](const std::string& name, int gen) {
+    fs::path data = mount / ("..gen" + std::to_string(gen));
+    fs::create_directories(data);
+    fs::copy_file(pki.path() / (name + ".crt"), data / "tls.crt");
+    fs::copy_file(pki.path() / (name + ".key"), data / "tls.key");
+    fs::path tmp = mount / "..data_tmp";
+    fs::create_directory_symlink(data.filename(), tmp);
+    fs::rename(tmp, mount / "..data");  // atomic swap
+  };
+  fs::create_directories(mount);
+  publish("server", 0);
+  fs::create_symlink("..data/tls.crt", mount / "tls.crt");
+  fs::create_symlink("..data/tls.key", mount / "tls.key");
+
+  Webhook wh({}, (mount / "tls.crt").string(), (mount / "tls.key").string());
+  test::Process& proc = *wh.proc;
+  const std::string bundle = (pki.path() / "bundle.crt").string();
+  test::write_file(bundle, test::read_file(pki.path() / "server-ca.crt") + test::read_file(pki.path() / "other-ca.crt"));
+  auto ok = wh.write("ok.json", review_of(gpu_pod(true)).dump());
+
+  std::atomic<int> failures{0}, done{0};
+  std::atomic<bool> stop{false};
+  std::thread client([&] {
+    while (!stop) {
+      auto r = test::run_command({"curl", "-sS", "--max-time", "5", "--cacert", bundle, "-o", "/dev/null", "-w", "%{http_code}",
+                                  "-H", "Content-Type: application/json", "--data-binary", "@" + ok.string(),
+                                  "https://localhost:" + std::to_string(wh.port) + "/validate"});
+      if (r.exit_code != 0 || r.out != "200") ++failures;
+      ++done;
+    }
+  });
+  auto wait_requests = [&](int n) {
+    int target = done + n;
+    for (int i = 0; i < 2000 && done < target; ++i) usleep(5000);
+  };
+  wait_requests(5);
+  int gen = 1;
+  for (const char* name : {"rotated", "server", "other"}) {
+    publish(name, gen++);
+    proc.signal(SIGHUP);
+    REQUIRE(proc.wait_for_log("\"msg\":\"certificate loaded\"", 10000));
+    wait_requests(5);
+  }
+  stop = true;
+  client.join();
+  CHECK(failures == 0);
+  CHECK(done >= 20);
+  // The last pair comes from the other CA: trusting only that CA now works.
+  auto r = test::run_command({"curl", "-sS", "--max-time", "5", "--cacert", (pki.path() / "other-ca.crt").string(), "-o", "/dev/null",
+                              "-w", "%{http_code}", "https://localhost:" + std::to_string(wh.port) + "/healthz"});
+  CHECK(r.out == "200");
+  proc.signal(SIGTERM);
+  CHECK(proc.wait_exit() == 0);
+}
+
+
+TEST_CASE("SIGTERM during a request: the request completes, then the server exits 0") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  Webhook wh;
+  auto ok = wh.write("ok.json", review_of(gpu_pod(false)).dump());
+  const fs::path go = wh.dir.path() / "go";
+  test::Process slow({kPython, client_py().string(), "slow-body", "127.0.0.1", std::to_string(wh.port), wh.ca(), ok.string(), go.string()},
+                     wh.dir.path(), true);
+  REQUIRE(slow.wait_for_log("half"));
+  wh.proc->signal(SIGTERM);
+  REQUIRE(wh.proc->wait_for_log("shutting down"));
+  test::write_file(go, "");
+  CHECK(slow.wait_exit() == 0);
+  CHECK(slow.log().find("HTTP/1.1 200") != std::string::npos);
+  CHECK(slow.log().find("\"allowed\":false") != std::string::npos);
+  CHECK(wh.proc->wait_exit() == 0);
+  CHECK(wh.proc->log().find("\"msg\":\"stopped\"") != std::string::npos);
+}
+
+TEST_CASE("--state: the admitted object is judged with the cluster, and the state reloads") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  test::TempDir state;
+  std::string five;
+  for (int i = 0; i < 5; ++i)
+    five += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc" + std::to_string(i) + "}\nvalue: " +
+            std::to_string(i) + "\n";
+  test::write_file(state.path() / "pcs.yaml", five);
+  Webhook wh({"--state", state.path().string()});
+  CHECK(wh.curl("/readyz").first == 200);
+  json sixth = {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "new"}}}, {"value", 9}};
+  auto f = wh.write("pc.json", review_of(sixth).dump());
+  json r = json::parse(wh.curl("/validate", f.string()).second);
+  CHECK(r["response"]["allowed"] == json(true));
+  REQUIRE(r["response"]["warnings"].size() == 1);
+  CHECK(r["response"]["warnings"][0].get<std::string>().find("6 user PriorityClasses") != std::string::npos);
+  // Two classes fewer in the state: the sixth is now the fourth, and fine.
+  test::write_file(state.path() / "pcs.yaml",
+                   "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: a}\nvalue: 1\n---\n"
+                   "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: b}\nvalue: 2\n");
+  wh.proc->signal(SIGHUP);
+  REQUIRE(wh.proc->wait_for_log("\"kept\":2"));
+  r = json::parse(wh.curl("/validate", f.string()).second);
+  CHECK_FALSE(r["response"].contains("warnings"));
+  // A malformed state file keeps the last good state.
+  test::write_file(state.path() / "broken.yaml", "a: [1\n");
+  wh.proc->signal(SIGHUP);
+  REQUIRE(wh.proc->wait_for_log("cannot load state"));
+  CHECK(wh.metric("gpuguard_state_objects") == 2);
+}
+
+TEST_CASE("--client-ca requires a client certificate; --metrics-addr moves health and metrics to plain HTTP") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  test::TempDir pki;
+  make_pki(pki.path(), "client");
+  Webhook wh({"--client-ca", (pki.path() / "client-ca.crt").string(), "--metrics-addr", "127.0.0.1:0"});
+  CHECK(wh.curl("/healthz").first < 0);  // no client certificate: the handshake fails
+  auto with_cert = wh.curl("/healthz", "", {"--cert", (pki.path() / "client.crt").string(), "--key", (pki.path() / "client.key").string()});
+  CHECK(with_cert.first == 404);  // the TLS port no longer serves health
+  REQUIRE(wh.metrics_port > 0);
+  auto r = test::run_command({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:" + std::to_string(wh.metrics_port) + "/readyz"});
+  CHECK(r.out == "200");
+}
+
+TEST_CASE("bad serve options and files fail fast with exit code 2") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "not-a-cert.pem", "hello\n");
+  auto r = test::run({"serve", "--listen", "127.0.0.1:0", "--tls-cert", (dir.path() / "not-a-cert.pem").string(), "--tls-key",
+                      (dir.path() / "not-a-cert.pem").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cannot load the serving certificate") != std::string::npos);
+  CHECK(test::run({"serve", "--listen", "nonsense", "--tls-cert", "x", "--tls-key", "y"}).exit_code == 2);
+  CHECK(test::run({"serve"}).exit_code == 2);
+}
+
+}  // TEST_SUITE
