@@ -22,6 +22,7 @@ demo: bootstrap
 
 test:
 	@scripts/bootstrap.sh --test
+	@scripts/test-tools.sh
 	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build/test -j$(JOBS) -- --no-print-directory
 	@ctest --test-dir build/test --output-on-failure
@@ -40,6 +41,7 @@ clean:
 # The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 test-sanitize:
 	@scripts/bootstrap.sh --test
+	@scripts/test-tools.sh
 	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUGUARD_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build/asan -j$(JOBS) -- --no-print-directory
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure

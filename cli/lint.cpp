@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -21,7 +23,7 @@ struct LintOptions {
   std::string config_path;
   bool no_config = false;
   bool print_config = false;
-  std::string format = "text";
+  std::vector<std::string> formats;  // "name" or "name=path"
   std::string fail_on = "error";
   std::string color = "auto";
   bool complete = false;
@@ -69,6 +71,28 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     std::cerr << "gpuguard lint: give files or folders to lint, or - for stdin\n";
     return kExitUsage;
   }
+  // --format name[=path], repeatable; at most one goes to stdout.
+  std::vector<std::pair<std::string, std::string>> outputs;
+  int to_stdout = 0;
+  for (const auto& f : opts.formats) {
+    auto eq = f.find('=');
+    std::string name = f.substr(0, eq), path = eq == std::string::npos ? "" : f.substr(eq + 1);
+    if (std::find(std::begin(kFormats), std::end(kFormats), name) == std::end(kFormats)) {
+      std::cerr << "gpuguard lint: unknown format \"" << name << "\" (text, json, sarif, junit, github, policyreport)\n";
+      return kExitUsage;
+    }
+    if (eq != std::string::npos && path.empty()) {
+      std::cerr << "gpuguard lint: --format " << name << "= needs a file name\n";
+      return kExitUsage;
+    }
+    to_stdout += path.empty() ? 1 : 0;
+    outputs.emplace_back(name, path);
+  }
+  if (to_stdout > 1) {
+    std::cerr << "gpuguard lint: only one --format may write to stdout; give the others a file (--format sarif=out.sarif)\n";
+    return kExitUsage;
+  }
+  if (outputs.empty() || to_stdout == 0) outputs.emplace_back("text", "");
 
   std::vector<engine::Diagnostic> diags;
   const auto inputs = engine::expand_inputs(opts.paths, diags);
@@ -82,11 +106,27 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
   eval.add_diagnostics(std::move(diags));
   engine::Result result = eval.finish();
 
-  if (opts.format == "json") {
-    write_json(result, inputs.size(), std::cout);
-  } else {
-    write_text(result, TextOptions{use_color(opts.color), opts.show_suppressed, inputs.size()}, std::cout);
+  ReportContext ctx;
+  ctx.registry = &registry;
+  for (const auto& in : inputs) ctx.files.push_back(in.display);
+  ctx.show_suppressed = opts.show_suppressed;
+  bool reports_ok = true;
+  for (const auto& [format, path] : outputs) {
+    if (path.empty()) {
+      ctx.color = format == "text" && use_color(opts.color);
+      write_report(format, result, ctx, std::cout);
+      continue;
+    }
+    ctx.color = false;
+    std::ofstream out(path, std::ios::binary);
+    write_report(format, result, ctx, out);
+    out.close();
+    if (!out) {
+      std::cerr << "gpuguard lint: cannot write " << path << "\n";
+      reports_ok = false;
+    }
   }
+  if (!reports_ok) return kExitUsage;
 
   for (const auto& d : result.diagnostics)
     if (d.severity == engine::Severity::error) return kExitUsage;
@@ -106,7 +146,11 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
   sub->add_option("-c,--config", opts->config_path, "config file (default: .gpuguard.yaml found upward from the working directory)");
   sub->add_flag("--no-config", opts->no_config, "ignore any .gpuguard.yaml; use the built-in defaults");
   sub->add_flag("--print-config", opts->print_config, "print the effective configuration and exit");
-  sub->add_option("-f,--format", opts->format, "output format: text or json")->check(CLI::IsMember({"text", "json"}));
+  sub->add_option("-f,--format", opts->formats,
+                  "output format, repeatable, NAME or NAME=FILE: text (default), json, sarif, junit, github, policyreport")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--fail-on", opts->fail_on, "exit 1 when a finding is at or above: error, warning, info or none")
       ->check(CLI::IsMember({"error", "warning", "info", "none"}));
   sub->add_option("--color", opts->color, "colour the text output: auto, always or never")

@@ -20,7 +20,8 @@ json object_json(const engine::ObjectRef& o) {
 
 }  // namespace
 
-void write_json(const engine::Result& result, size_t files, std::ostream& out) {
+void write_json(const engine::Result& result, const ReportContext& ctx, std::ostream& out) {
+  const size_t files = ctx.files.size();
   json findings = json::array();
   size_t counts[3] = {0, 0, 0};
   size_t suppressed = 0;

@@ -40,7 +40,22 @@ std::string location(const Diagnostic& d) {
   return (d.file.empty() ? std::string("gpuguard") : d.file) + pos_suffix(d.pos);
 }
 
-void write_text(const engine::Result& result, const TextOptions& options, std::ostream& out) {
+std::string object_label(const engine::ObjectRef& o) {
+  if (o.id == engine::kNoObject) return "cluster";
+  if (o.kind.empty()) return "document " + std::to_string(o.document);
+  return o.kind + " " + (o.namespace_.empty() ? "" : o.namespace_ + "/") + (o.name.empty() ? "<unnamed>" : o.name);
+}
+
+void write_report(std::string_view format, const engine::Result& result, const ReportContext& ctx, std::ostream& out) {
+  if (format == "json") write_json(result, ctx, out);
+  else if (format == "sarif") write_sarif(result, ctx, out);
+  else if (format == "junit") write_junit(result, ctx, out);
+  else if (format == "github") write_github(result, ctx, out);
+  else if (format == "policyreport") write_policyreport(result, ctx, out);
+  else write_text(result, ctx, out);
+}
+
+void write_text(const engine::Result& result, const ReportContext& options, std::ostream& out) {
   const char* bold = options.color ? "\033[1m" : "";
   const char* dim = options.color ? "\033[2m" : "";
   const char* reset = options.color ? "\033[0m" : "";
@@ -69,7 +84,7 @@ void write_text(const engine::Result& result, const TextOptions& options, std::o
     if (d.severity == Severity::error) ++input_errors;
   out << plural(counts[2], "error", "errors") << ", " << plural(counts[1], "warning", "warnings") << ", "
       << counts[0] << " info in " << plural(result.objects, "object", "objects") << " ("
-      << plural(options.files, "file", "files") << ")";
+      << plural(options.files.size(), "file", "files") << ")";
   if (suppressed) out << "; " << suppressed << " suppressed";
   if (input_errors) out << "; " << plural(input_errors, "input error", "input errors");
   out << "\n";

@@ -61,7 +61,7 @@ struct Evaluation::Impl {
   std::vector<Finding> findings;
   std::vector<Diagnostic> diagnostics;
   std::unordered_map<uint32_t, Exemptions> exemptions;  // only objects that have some
-  std::unordered_map<const Object*, uint32_t> kept_ids;
+  std::vector<ObjectRef> checked;
   uint32_t next_id = 0;
   uint32_t first_id = 0;
   size_t objects = 0;
@@ -255,6 +255,7 @@ uint32_t Evaluation::add(Object obj) {
   const std::string ns = effective_namespace(obj, m.config);
   m.collect_exemptions(obj, ns);
   const ObjectRef ref = m.make_ref(obj, ns);
+  if (obj.is_kubernetes_object()) m.checked.push_back(ref);
   for (size_t i = 0; i < m.enabled.size(); ++i) {
     const Rule& rule = *m.enabled[i];
     CheckCtx ctx(m, rule, m.states[i].get(), obj, ref);
@@ -291,6 +292,7 @@ Result Evaluation::finish() {
   r.findings = std::move(m.findings);
   r.diagnostics = std::move(m.diagnostics);
   r.objects = m.objects;
+  r.checked = std::move(m.checked);
   auto key = [](const Finding& f) {
     uint32_t file = f.object.source ? f.object.source->index : 0xFFFFFFFFu;
     return std::make_tuple(file, f.pos.line, f.pos.col, std::cref(f.rule), std::cref(f.pointer), std::cref(f.message));

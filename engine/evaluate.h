@@ -31,6 +31,7 @@ struct Result {
   std::vector<Finding> findings;            // sorted by file, line, column, rule
   std::vector<Diagnostic> diagnostics;      // problems with the input itself
   size_t objects = 0;                       // objects checked
+  std::vector<ObjectRef> checked;           // their identities, in input order (for per-object reports)
 };
 
 // The namespace an object lives in: its own, the config's default for namespaced kinds that name
