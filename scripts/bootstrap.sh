@@ -19,7 +19,7 @@ packages=(
 # `--test`: also the real tools the tests drive (a TLS client, a certificate authority, an
 # independent RFC 6902 implementation).
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(curl openssl python3 python3-jsonpatch)
+  packages+=(curl openssl python3 python3-jsonpatch pre-commit git)
 fi
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="wrk sslscan"
 if [[ -n "${BOOTSTRAP_EXTRA:-}" ]]; then

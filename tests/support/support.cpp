@@ -103,8 +103,8 @@ Run run(const std::vector<std::string>& args, const std::string& stdin_text, con
   return run_argv(std::move(argv_s), stdin_text, cwd, false);
 }
 
-Run run_command(const std::vector<std::string>& argv, const std::string& stdin_text) {
-  return run_argv(argv, stdin_text, {}, true);
+Run run_command(const std::vector<std::string>& argv, const std::string& stdin_text, const fs::path& cwd) {
+  return run_argv(argv, stdin_text, cwd, true);
 }
 
 namespace {

@@ -88,6 +88,7 @@ class Process {
 };
 
 // Runs a command (argv[0] looked up in PATH) and captures its output.
-Run run_command(const std::vector<std::string>& argv, const std::string& stdin_text = "");
+Run run_command(const std::vector<std::string>& argv, const std::string& stdin_text = "",
+                const std::filesystem::path& cwd = {});
 
 }  // namespace gpuguard::test
