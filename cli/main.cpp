@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::add_explain_command(app, registry, exit_code);
   cli::add_schema_command(app, registry, exit_code);
   cli::add_docs_command(app, registry, exit_code);
+  cli::add_rbac_command(app, registry, exit_code);
   cli::add_version_command(app, exit_code);
   try {
     app.parse(argc, argv);

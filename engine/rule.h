@@ -56,6 +56,7 @@ struct RuleInfo {
   std::string remediation;     // markdown
   std::vector<std::string> facts;  // the facts the rule rests on, with their upstream sources
   std::vector<ParamSpec> params;
+  std::vector<KindRef> checks; // kinds it reports on (the webhook registers for exactly these)
   std::vector<KindRef> reads;  // kinds it reads from the inventory in `finish`
   bool needs_complete = false; // speaks only where the inventory is complete
   bool has_fix = false;

@@ -4,6 +4,10 @@
 
 #include <string>
 
+#include <utility>
+#include <vector>
+
+#include "engine/config.h"
 #include "engine/registry.h"
 
 namespace gpuguard::rules {
@@ -13,6 +17,20 @@ namespace gpuguard::rules {
 // "rules/<category>/<id>.md", relative to the repository root.
 [[nodiscard]] std::string rule_doc_path(const engine::RuleInfo& info);
 [[nodiscard]] std::string rule_explain_text(const engine::Rule& rule);
+// RBAC rules (get, list, watch) for the kinds the enabled rules read from the cluster state.
+[[nodiscard]] engine::json rbac_rules(const engine::Registry& registry, const engine::Config& config);
+// `gpuguard rbac`: the ClusterRole with those rules, as YAML.
+[[nodiscard]] std::string cluster_role_yaml(const engine::Registry& registry, const engine::Config& config,
+                                            const std::string& name);
+// The validating webhook's `rules`: CREATE and UPDATE of every kind an enabled rule checks,
+// DELETE of those whose removal an aggregate rule notices.
+[[nodiscard]] engine::json validating_webhook_rules(const engine::Registry& registry, const engine::Config& config);
+// The mutating webhook's `rules`: CREATE of Pods, and of the template kinds of rules with fixes.
+[[nodiscard]] engine::json mutating_webhook_rules(const engine::Registry& registry, const engine::Config& config,
+                                                  bool templates);
+// The chart's generated files (charts/gpuguard/files/*.yaml), path → text.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> chart_files(const engine::Registry& registry);
+
 // "https://github.com/gpuguard/gpuguard/blob/main/rules/<category>/<id>.md"
 [[nodiscard]] std::string rule_help_uri(const engine::RuleInfo& info);
 

@@ -28,6 +28,13 @@ TEST_CASE("every rule has its page, generated from its metadata") {
   }
 }
 
+TEST_CASE("the chart's generated files are current") {
+  for (const auto& [path, text] : rules::chart_files(test::registry())) {
+    CAPTURE(path);
+    CHECK_MESSAGE(test::read_file(test::source_dir() / path) == text, path << " is out of date: run scripts/gen-docs.sh");
+  }
+}
+
 TEST_CASE("no stale rule pages") {
   for (const auto& e : fs::recursive_directory_iterator(test::source_dir() / "rules")) {
     if (e.path().extension() != ".md" || e.path().filename() == "README.md") continue;
@@ -51,6 +58,7 @@ TEST_CASE("rule metadata follows the conventions") {
     CHECK(!i.rationale.empty());
     CHECK(!i.remediation.empty());
     CHECK(!i.seed.empty());
+    CHECK_MESSAGE(!i.checks.empty(), "the rule declares no kinds it checks (RuleInfo::checks)");
     REQUIRE(!i.facts.empty());
     bool cites = false;
     for (const auto& f : i.facts) cites = cites || f.find("facts/") != std::string::npos || f.find("Seed") != std::string::npos;

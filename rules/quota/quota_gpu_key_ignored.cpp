@@ -29,6 +29,7 @@ class QuotaGpuKeyIgnored final : public Rule {
         "Limit GPUs with `requests.nvidia.com/gpu` (and the same form for MIG and shared resources, "
         "e.g. `requests.nvidia.com/mig-1g.10gb`). Remove the `limits.` and bare keys, or keep them "
         "knowing they are inert.";
+    info_.checks = {KindRef{"", "ResourceQuota"}};
     info_.facts = {
         "facts/kubernetes-and-queues.md §1.1 — kubernetes `pkg/quota/v1/evaluator/core/pods.go` "
         "@05e7cb29 matches an extended resource only with the `requests.` prefix, and "

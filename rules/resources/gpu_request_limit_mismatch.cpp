@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/quantity.h"
+#include "engine/kinds.h"
 #include "rules/all.h"
 
 namespace gpuguard::rules {
@@ -33,6 +34,7 @@ class GpuRequestLimitMismatch final : public Rule {
         "Give GPUs as limits only (`limits: {nvidia.com/gpu: 1}`), or set requests and limits to the "
         "same whole number. The fix (and the mutating webhook) adds the missing limit equal to the "
         "request.";
+    info_.checks = pod_template_kinds();
     info_.facts = {
         "facts/kubernetes-and-queues.md §1.3 — `validateResourceRequirements` in kubernetes "
         "`pkg/apis/core/validation/validation.go` @000f2605: a request without a limit is a Required "

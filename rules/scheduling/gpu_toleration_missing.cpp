@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/podspec.h"
+#include "engine/kinds.h"
 #include "rules/all.h"
 
 namespace gpuguard::rules {
@@ -31,6 +32,7 @@ class GpuTolerationMissing final : public Rule {
         "Add `tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]` (with your "
         "taint's key and effect), or enable the ExtendedResourceToleration admission plugin. The fix "
         "(and the mutating webhook) adds exactly that toleration, as the plugin would.";
+    info_.checks = pod_template_kinds();
     info_.facts = {
         "facts/webhook.md §7 — the API server's compiled-in plugins run before the webhooks "
         "(`AllOrderedPlugins` in kubernetes `pkg/kubeapiserver/options/plugins.go`), and where "
