@@ -13,6 +13,7 @@
 #include "cli/output.h"
 #include "engine/evaluate.h"
 #include "engine/load.h"
+#include "engine/schema.h"
 
 namespace gpuguard::cli {
 
@@ -30,6 +31,7 @@ struct LintOptions {
   bool show_suppressed = false;
   std::string namespace_;
   size_t max_file_mb = 256;
+  std::string schemas;
 };
 
 bool use_color(const std::string& mode) {
@@ -95,6 +97,15 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
   if (outputs.empty() || to_stdout == 0) outputs.emplace_back("text", "");
 
   std::vector<engine::Diagnostic> diags;
+  if (!opts.schemas.empty()) {
+    std::vector<engine::Diagnostic> schema_diags;
+    config.settings.schemas = engine::SchemaStore::load(opts.schemas, schema_diags);
+    if (!schema_diags.empty() || config.settings.schemas->kinds() == 0) {
+      print_diagnostics(schema_diags);
+      if (config.settings.schemas->kinds() == 0) std::cerr << opts.schemas << ": no schema found (JSON definitions or CRD YAML files)\n";
+      return kExitUsage;
+    }
+  }
   const auto inputs = engine::expand_inputs(opts.paths, diags);
   engine::LoadOptions load;
   load.max_file_bytes = opts.max_file_mb << 20;
@@ -159,6 +170,8 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
                 "the input is the whole cluster: rules that report missing objects (no quota, unknown class) speak");
   sub->add_flag("--show-suppressed", opts->show_suppressed, "also print findings suppressed by annotations or exclusions");
   sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)");
+  sub->add_option("--schemas", opts->schemas,
+                  "validate objects against the schemas in DIR (Kubernetes JSON definitions, CRD YAML files): rule schema-invalid");
   sub->add_option("--max-file-size", opts->max_file_mb, "largest input file in MiB (default 256)")->check(CLI::Range(1, 4096));
   sub->callback([opts, &registry, &exit_code] { exit_code = run_lint(*opts, registry); });
 }

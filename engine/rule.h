@@ -110,10 +110,13 @@ struct Finding {
 
 inline constexpr uint32_t kNoObject = 0xFFFFFFFFu;
 
+class SchemaStore;
+
 // Engine-wide settings every rule may read.
 struct RunSettings {
   ResourceMatcher gpu_resources{default_gpu_resources()};
   std::string default_namespace = "default";
+  std::shared_ptr<const SchemaStore> schemas;  // `lint --schemas DIR`; null when none was given
 };
 
 class RuleState {

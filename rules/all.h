@@ -11,5 +11,6 @@ std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
 std::unique_ptr<const engine::Rule> make_priority_class_count();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
+std::unique_ptr<const engine::Rule> make_schema_invalid();
 
 }  // namespace gpuguard::rules

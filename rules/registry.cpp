@@ -10,6 +10,7 @@ engine::Registry make_registry() {
   rules.push_back(make_gpu_toleration_missing());
   rules.push_back(make_priority_class_count());
   rules.push_back(make_quota_gpu_key_ignored());
+  rules.push_back(make_schema_invalid());
   return engine::Registry(std::move(rules));
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Refresh tests/corpus/{plain,complete}.txt from a run of gpuguard over ../shared/corpus.
+"""Refresh tests/corpus/{plain,complete,schemas}.txt from a run of gpuguard over ../shared/corpus.
 
 Findings already recorded keep their judgement; new ones get the judgement given for their
 rule with --judge RULE="text" (a new finding without one makes the script fail, so nothing is
@@ -23,10 +23,13 @@ args = ap.parse_args()
 judge = dict(j.split("=", 1) for j in args.judge)
 missing = set()
 
-for mode, flags in (("plain", []), ("complete", ["--complete"])):
+for mode, flags in (("plain", []), ("complete", ["--complete"]), ("schemas", ["--schemas", os.path.join(shared, "k8s-schemas")])):
     path = os.path.join(root, "tests", "corpus", mode + ".txt")
     header, known = [], {}
-    for line in open(path):
+    if not os.path.exists(path):
+        header = ["# Findings of `gpuguard lint --schemas ../shared/k8s-schemas` over ../shared/corpus: the plain",
+                  "# findings plus what the schemas of Kubernetes and the CRDs refuse."]
+    for line in (open(path) if os.path.exists(path) else []):
         line = line.rstrip("\n")
         if not line or line.startswith("#"):
             if not known:

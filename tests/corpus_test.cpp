@@ -53,10 +53,11 @@ TEST_CASE("lint over ../shared/corpus finds exactly the recorded findings") {
     test::skip("../shared/corpus is not on this machine");
     return;
   }
-  for (const char* mode : {"plain", "complete"}) {
+  for (const char* mode : {"plain", "complete", "schemas"}) {
     CAPTURE(mode);
     std::vector<std::string> args = {"lint", "--no-config", "--format", "json"};
     if (std::string(mode) == "complete") args.push_back("--complete");
+    if (std::string(mode) == "schemas") args.insert(args.end(), {"--schemas", (*shared / "k8s-schemas").string()});
     args.push_back((*shared / "corpus").string());
     auto r = test::run(args);
     CHECK_MESSAGE((r.exit_code == 0 || r.exit_code == 1), "exit " << r.exit_code << "\n" << r.err);

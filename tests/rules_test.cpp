@@ -29,6 +29,7 @@ namespace {
 struct Fixture {
   std::string text;
   bool complete = false;
+  bool schemas = false;                   // validate against ../shared/k8s-schemas
   std::string config;                     // .gpuguard.yaml text
   std::map<uint32_t, std::vector<std::string>> expected;  // line → rule ids
   std::vector<std::string> expected_scope;
@@ -64,6 +65,7 @@ Fixture read_fixture(const fs::path& p) {
     if (d != std::string::npos) {
       std::string rest = trim(line.substr(d + 16));
       if (rest == "complete") f.complete = true;
+      else if (rest == "schemas") f.schemas = true;
       else if (rest.rfind("config ", 0) == 0) config_lines += rest.substr(7) + "\n";
       else FAIL_CHECK(p.string() << ":" << n << ": unknown directive " << rest);
       continue;
@@ -108,6 +110,7 @@ std::vector<fs::path> yaml_files(const fs::path& dir) {
 engine::Result lint_fixture(const Fixture& f, const std::string& rule, const std::string& name) {
   test::LintOptions o;
   o.complete = f.complete;
+  o.schemas = f.schemas;
   o.only_rules = {rule};
   o.config_yaml = config_text(f.config);
   o.file = name;
@@ -141,6 +144,10 @@ TEST_CASE("allowed fixtures: the rule finds nothing") {
       const std::string name = fs::relative(p, test::source_dir()).string();
       CAPTURE(name);
       Fixture f = read_fixture(p);
+      if (f.schemas && !test::shared_schemas()) {
+        test::skip("../shared/k8s-schemas is not on this machine");
+        continue;
+      }
       CHECK_MESSAGE(f.expected.empty(), name << " is an allowed fixture with # expect markers");
       auto res = lint_fixture(f, id, name);
       for (const auto& d : res.diagnostics) FAIL_CHECK(name << ":" << d.pos.line << ": input error: " << d.message);
@@ -157,6 +164,10 @@ TEST_CASE("disallowed fixtures: exactly the marked findings, on the marked lines
       const std::string name = fs::relative(p, test::source_dir()).string();
       CAPTURE(name);
       Fixture f = read_fixture(p);
+      if (f.schemas && !test::shared_schemas()) {
+        test::skip("../shared/k8s-schemas is not on this machine");
+        continue;
+      }
       CHECK_MESSAGE(!(f.expected.empty() && f.expected_scope.empty()), name << " has no # expect marker");
       auto res = lint_fixture(f, id, name);
       for (const auto& d : res.diagnostics) FAIL_CHECK(name << ":" << d.pos.line << ": input error: " << d.message);
@@ -245,6 +256,8 @@ TEST_CASE("each rule's documented examples: the bad one fires, the good one does
     test::LintOptions o;
     o.complete = info.needs_complete;
     o.only_rules = {info.id};
+    o.schemas = info.example_bad.rfind("# gpuguard lint --schemas", 0) == 0;
+    if (o.schemas && !test::shared_schemas()) continue;
     auto bad = test::lint(info.example_bad, o);
     CHECK(bad.diagnostics.empty());
     CHECK_MESSAGE(!bad.findings.empty(), info.id << ": example_bad does not fire");

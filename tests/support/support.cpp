@@ -81,6 +81,7 @@ engine::Result lint(const std::string& text, const LintOptions& options) {
     }
     config = std::move(*c);
   }
+  if (options.schemas) config.settings.schemas = shared_schemas();
   engine::EvalOptions eo;
   eo.complete = options.complete;
   for (const auto& r : options.only_rules) eo.only_rules.insert(r);
@@ -95,6 +96,18 @@ engine::Result lint(const std::string& text, const LintOptions& options) {
 
 namespace {
 Run run_argv(std::vector<std::string> argv_s, const std::string& stdin_text, const fs::path& cwd, bool search_path);
+}
+
+std::shared_ptr<const engine::SchemaStore> shared_schemas() {
+  static const std::shared_ptr<const engine::SchemaStore> store = []() -> std::shared_ptr<const engine::SchemaStore> {
+    auto shared = shared_dir();
+    if (!shared) return nullptr;
+    std::vector<engine::Diagnostic> diags;
+    auto s = engine::SchemaStore::load(*shared / "k8s-schemas", diags);
+    for (const auto& d : diags) FAIL_CHECK(d.file << ": " << d.message);
+    return s;
+  }();
+  return store;
 }
 
 Run run(const std::vector<std::string>& args, const std::string& stdin_text, const fs::path& cwd) {

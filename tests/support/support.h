@@ -9,6 +9,7 @@
 #include "engine/config.h"
 #include "engine/evaluate.h"
 #include "engine/registry.h"
+#include "engine/schema.h"
 
 namespace gpuguard::test {
 
@@ -31,7 +32,10 @@ struct LintOptions {
   std::vector<std::string> only_rules;
   std::string config_yaml;  // a .gpuguard.yaml text; empty = defaults
   std::string file = "test.yaml";
+  bool schemas = false;     // load ../shared/k8s-schemas (schema-invalid)
 };
+// The schemas of ../shared/k8s-schemas, loaded once; null when ../shared is absent.
+std::shared_ptr<const engine::SchemaStore> shared_schemas();
 // Lints YAML text in memory; config errors fail the test.
 engine::Result lint(const std::string& text, const LintOptions& options = {});
 // Objects of a YAML text (diagnostics fail the test).
