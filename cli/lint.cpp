@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 #include <memory>
 
 #include "cli/commands.h"
@@ -32,6 +33,7 @@ struct LintOptions {
   std::string namespace_;
   size_t max_file_mb = 256;
   std::string schemas;
+  unsigned jobs = 0;
 };
 
 bool use_color(const std::string& mode) {
@@ -110,10 +112,8 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
   engine::LoadOptions load;
   load.max_file_bytes = opts.max_file_mb << 20;
   engine::Evaluation eval(registry, config, engine::EvalOptions{opts.complete, nullptr, false, {}});
-  uint32_t index = 0;
-  for (const auto& in : inputs) {
-    engine::load_input(in, index++, load, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags);
-  }
+  unsigned jobs = opts.jobs ? opts.jobs : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags);
   eval.add_diagnostics(std::move(diags));
   engine::Result result = eval.finish();
 
@@ -172,6 +172,9 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
   sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)");
   sub->add_option("--schemas", opts->schemas,
                   "validate objects against the schemas in DIR (Kubernetes JSON definitions, CRD YAML files): rule schema-invalid");
+  sub->add_option("-j,--jobs", opts->jobs,
+                  "threads that parse files (and parts of large files) in parallel; 0: one per core, at most 8 (default)")
+      ->check(CLI::Range(0u, 256u));
   sub->add_option("--max-file-size", opts->max_file_mb, "largest input file in MiB (default 256)")->check(CLI::Range(1, 4096));
   sub->callback([opts, &registry, &exit_code] { exit_code = run_lint(*opts, registry); });
 }

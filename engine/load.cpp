@@ -4,7 +4,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace gpuguard::engine {
 
@@ -104,25 +108,29 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
   return out;
 }
 
-void load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
-               const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags) {
+uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
+                   const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags, uint32_t first_line,
+                   uint32_t first_document) {
   std::string name = source ? source->path : std::string();
-  load_yaml_stream(
+  return load_yaml_stream(
       text, name, options.yaml,
       [&](YamlDocument&& doc) {
         std::vector<Object> objects;
-        objects_from_document(std::move(doc.body), std::move(doc.positions), doc.start, source, doc.index, objects, diags);
+        objects_from_document(std::move(doc.body), std::move(doc.positions), doc.start, source,
+                              first_document + doc.index, objects, diags);
         for (auto& o : objects) on_object(std::move(o));
       },
-      diags);
+      diags, first_line);
 }
 
-void load_input(const Input& input, uint32_t index, const LoadOptions& options,
-                const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags) {
-  auto source = std::make_shared<SourceFile>(SourceFile{input.display, index});
+namespace {
+
+// Reads an input, at most max_file_bytes; false (with a diagnostic) when it cannot be read.
+bool read_input(const Input& input, const LoadOptions& options, std::string& text, std::vector<Diagnostic>& diags) {
   auto too_big = [&] {
     diags.push_back({Severity::error, input.display, {},
                      "input is over the size limit of " + human_bytes(options.max_file_bytes) + " (--max-file-size)"});
+    return false;
   };
   if (!input.is_stdin) {
     std::error_code ec;
@@ -134,16 +142,160 @@ void load_input(const Input& input, uint32_t index, const LoadOptions& options,
   std::unique_ptr<FILE, FileCloser> f(input.is_stdin ? stdin : std::fopen(input.path.c_str(), "rb"));
   if (!f) {
     diags.push_back({Severity::error, input.display, {}, std::string("cannot open: ") + std::strerror(errno)});
-    return;
+    return false;
   }
-  std::string text, error;
+  std::string error;
   bool over = false;
   if (!read_bounded(f.get(), options.max_file_bytes, text, over, error)) {
     diags.push_back({Severity::error, input.display, {}, "cannot read: " + error});
-    return;
+    return false;
   }
   if (over) return too_big();
+  return true;
+}
+
+}  // namespace
+
+void load_input(const Input& input, uint32_t index, const LoadOptions& options,
+                const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags) {
+  auto source = std::make_shared<SourceFile>(SourceFile{input.display, index});
+  std::string text;
+  if (!read_input(input, options, text, diags)) return;
   load_text(text, source, options, on_object, diags);
+}
+
+namespace {
+
+// A part of the work: a whole input, or a range of documents of a large one.
+struct Unit {
+  size_t input = 0;
+  SourceRef source;
+  std::shared_ptr<const std::string> text;  // set for parts of a split file
+  size_t begin = 0, end = 0;
+  uint32_t first_line = 0;
+  bool first_part = true;   // whole inputs, and the first part of a split one
+  bool last_part = true;
+};
+
+struct Parsed {
+  std::vector<Object> objects;
+  std::vector<Diagnostic> diags;
+  uint32_t documents = 0;
+};
+
+// Byte offsets where a new line starts with a document marker, near equal splits of `text`.
+std::vector<size_t> split_points(const std::string& text, size_t parts) {
+  std::vector<size_t> cuts;
+  for (size_t k = 1; k < parts; ++k) {
+    size_t want = text.size() * k / parts;
+    size_t p = text.find("\n---", want);
+    while (p != std::string::npos) {
+      size_t line = p + 1;
+      char after = line + 3 < text.size() ? text[line + 3] : '\n';
+      if (after == '\n' || after == ' ' || after == '\r' || after == '\t') break;
+      p = text.find("\n---", p + 1);
+    }
+    if (p == std::string::npos) break;
+    if (cuts.empty() || p + 1 > cuts.back()) cuts.push_back(p + 1);
+  }
+  return cuts;
+}
+
+}  // namespace
+
+void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
+                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags) {
+  if (jobs <= 1) {
+    uint32_t index = 0;
+    for (const auto& in : inputs) load_input(in, index++, options, on_object, diags);
+    return;
+  }
+  // The units, in order: large files are read here and cut at document markers.
+  constexpr size_t kSplitBytes = 4u << 20;
+  std::vector<Unit> units;
+  std::vector<std::vector<Diagnostic>> read_errors(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto source = std::make_shared<SourceFile>(SourceFile{inputs[i].display, static_cast<uint32_t>(i)});
+    std::error_code ec;
+    const bool big = inputs[i].is_stdin || (fs::is_regular_file(inputs[i].path, ec) && fs::file_size(inputs[i].path, ec) > kSplitBytes);
+    if (!big) {
+      units.push_back(Unit{i, source, nullptr, 0, 0, 0, true, true});
+      continue;
+    }
+    auto text = std::make_shared<std::string>();
+    if (!read_input(inputs[i], options, *text, read_errors[i])) {
+      units.push_back(Unit{i, source, std::make_shared<std::string>(), 0, 0, 0, true, true});
+      continue;
+    }
+    std::vector<size_t> cuts = split_points(*text, std::max<size_t>(2, text->size() / kSplitBytes));
+    size_t begin = 0;
+    uint32_t line = 0;
+    for (size_t k = 0; k <= cuts.size(); ++k) {
+      size_t end = k < cuts.size() ? cuts[k] : text->size();
+      units.push_back(Unit{i, source, text, begin, end, line, k == 0, k == cuts.size()});
+      line += static_cast<uint32_t>(std::count(text->begin() + static_cast<std::ptrdiff_t>(begin), text->begin() + static_cast<std::ptrdiff_t>(end), '\n'));
+      begin = end;
+    }
+  }
+
+  // Workers parse units ahead of the consumer, at most `window` of them.
+  const size_t window = 2 * static_cast<size_t>(jobs) + 2;
+  std::vector<std::optional<Parsed>> results(units.size());
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next = 0, consumed = 0;
+  auto worker = [&] {
+    for (;;) {
+      size_t u;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return next >= units.size() || next < consumed + window; });
+        if (next >= units.size()) return;
+        u = next++;
+      }
+      Parsed p;
+      const Unit& unit = units[u];
+      auto collect = [&](Object&& o) { p.objects.push_back(std::move(o)); };
+      if (unit.text) {
+        if (unit.begin < unit.end || unit.first_part)
+          p.documents = load_text(std::string_view(*unit.text).substr(unit.begin, unit.end - unit.begin), unit.source, options,
+                                  collect, p.diags, unit.first_line, 0);
+      } else {
+        std::string text;
+        if (read_input(inputs[unit.input], options, text, p.diags)) p.documents = load_text(text, unit.source, options, collect, p.diags);
+      }
+      {
+        std::lock_guard lock(mu);
+        results[u] = std::move(p);
+      }
+      cv.notify_all();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  uint32_t doc_base = 0;
+  for (size_t u = 0; u < units.size(); ++u) {
+    Parsed p;
+    {
+      std::unique_lock lock(mu);
+      cv.wait(lock, [&] { return results[u].has_value(); });
+      p = std::move(*results[u]);
+      results[u].reset();
+      consumed = u + 1;
+    }
+    cv.notify_all();
+    if (units[u].first_part) {
+      doc_base = 0;
+      for (auto& d : read_errors[units[u].input]) diags.push_back(std::move(d));
+    }
+    for (auto& o : p.objects) {
+      o.document += doc_base;
+      on_object(std::move(o));
+    }
+    for (auto& d : p.diags) diags.push_back(std::move(d));
+    doc_base += p.documents;
+  }
+  for (auto& t : threads) t.join();
 }
 
 }  // namespace gpuguard::engine

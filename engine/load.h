@@ -34,8 +34,17 @@ struct Input {
 void load_input(const Input& input, uint32_t index, const LoadOptions& options,
                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
 
-// The same for text already in memory (an AdmissionReview's object, a test).
-void load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
-               const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
+// The same for text already in memory (an AdmissionReview's object, a test). `first_line` and
+// `first_document` place a part of a larger file. Returns the number of document indices used.
+uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
+                   const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
+                   uint32_t first_line = 0, uint32_t first_document = 0);
+
+// Every input, parsed by `jobs` threads: whole files, and parts of a large file split at its
+// document markers. `on_object` is called on the calling thread, in input order, as the
+// sequential load would call it; so are diagnostics appended. Memory stays bounded: only a few
+// parsed parts wait at a time.
+void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
+                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
 
 }  // namespace gpuguard::engine

@@ -4,7 +4,7 @@
 
 namespace gpuguard::engine {
 
-PositionIndex::NodeId PositionIndex::add(Pos pos, bool is_map, std::vector<Child> children) {
+PositionIndex::NodeId PositionIndex::add(Pos pos, bool is_map, std::span<Child> children) {
   Node node{pos, is_map, static_cast<uint32_t>(children_.size()),
             static_cast<uint32_t>(children.size())};
   for (auto& c : children) children_.push_back(std::move(c));

@@ -27,7 +27,7 @@ class PositionIndex {
 
   // Appends a node with its children, returns its id. Mapping keys must be unique (the loader
   // resolves duplicates before it adds the node).
-  NodeId add(Pos pos, bool is_map, std::vector<Child> children);
+  NodeId add(Pos pos, bool is_map, std::span<Child> children);  // moves the children in
   // A scalar leaf.
   NodeId add_leaf(Pos pos) { return add(pos, false, {}); }
 

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
+#include <set>
 #include <unordered_map>
 
 namespace gpuguard::engine {
@@ -114,6 +116,14 @@ bool go_parse_decimal_float(std::string_view s, double& out) {
 
 ResolvedScalar resolve_plain_scalar(std::string_view s) {
   ResolvedScalar r;
+  // Fast path: go-yaml's hint table sends anything that starts with another character straight
+  // to "string", and no special word is longer than five characters.
+  if (!s.empty()) {
+    const char c0 = s[0];
+    const bool special_start = std::string_view("yYnNtTfFoO~.+-<0123456789").find(c0) != std::string_view::npos;
+    if (!special_start) return r;
+    if (s.size() > 5 && ((c0 | 0x20) >= 'a' && (c0 | 0x20) <= 'z')) return r;
+  }
   // The map of special values.
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     r.type = ScalarType::null;
@@ -270,9 +280,8 @@ struct Frame {
   Pos pos;
   std::string anchor;
   json value;
-  std::vector<PositionIndex::Child> children;
-  std::unordered_map<std::string, size_t> slots;  // key → index in children, for large maps
-  std::vector<bool> explicit_keys;                 // per child: written as a key here, not merged
+  size_t child_start = 0;  // this frame's children are child_stack_[child_start..]
+  std::unique_ptr<std::set<std::string>> merged;  // keys that came from a merge, not written here
   size_t count = 1;
   // Mapping state: the key waiting for its value.
   bool have_key = false;
@@ -294,6 +303,7 @@ class Builder {
 
   void start_document() {
     frames_.clear();
+    child_stack_.clear();
     anchors_.clear();
     positions_ = std::make_shared<PositionIndex>();
     root_.reset();
@@ -363,6 +373,22 @@ class Builder {
     const bool plain = (sc.plain_implicit != 0 || sc.tag != nullptr) && tag.empty();
 
     if (!count_node(pos, 1, false)) return;
+    // Keys, the common case: a string key needs no JSON value.
+    if (expecting_key() && tag.empty()) {
+      if (!plain) {
+        set_key_string(std::string(text), false, pos);
+        return;
+      }
+      ResolvedScalar r = resolve_plain_scalar(text);
+      if (r.type == ScalarType::string) {
+        set_key_string(std::string(text), false, pos);
+        return;
+      }
+      if (r.type == ScalarType::merge) {
+        set_key_string(std::string(text), true, pos);
+        return;
+      }
+    }
     json value;
     bool is_merge = false;
     if (plain) {
@@ -455,6 +481,14 @@ class Builder {
     return true;
   }
 
+  void set_key_string(std::string key, bool is_merge, Pos pos) {
+    Frame& f = frames_.back();
+    f.have_key = true;
+    f.key_is_merge = is_merge;
+    f.key_pos = pos;
+    f.key = std::move(key);
+  }
+
   void set_key(const json& key, bool is_merge, Pos pos) {
     Frame& f = frames_.back();
     f.have_key = true;
@@ -489,6 +523,7 @@ class Builder {
     f.is_map = is_map;
     f.pos = pos;
     f.value = is_map ? json::object() : json::array();
+    f.child_start = child_stack_.size();
     const yaml_char_t* anchor = is_map ? ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
     if (anchor) f.anchor = reinterpret_cast<const char*>(anchor);
     frames_.push_back(std::move(f));
@@ -502,7 +537,10 @@ class Builder {
       fail(f.key_pos, "mapping key without a value");
       return;
     }
-    Completed c{std::move(f.value), positions_->add(f.pos, f.is_map, std::move(f.children)), f.pos, f.count};
+    PositionIndex::NodeId node = positions_->add(
+        f.pos, f.is_map, std::span<PositionIndex::Child>(child_stack_.data() + f.child_start, child_stack_.size() - f.child_start));
+    child_stack_.resize(f.child_start);
+    Completed c{std::move(f.value), node, f.pos, f.count};
     if (!f.anchor.empty()) {
       anchors_[f.anchor] = Anchor{c.value, c.node, c.count};
     }
@@ -540,37 +578,40 @@ class Builder {
     if (anchor) anchors_[reinterpret_cast<const char*>(anchor)] = Anchor{c.value, c.node, c.count};
   }
 
-  // Index of `key` among the frame's children, or npos.
-  static size_t find_slot(Frame& f, const std::string& key) {
-    constexpr size_t kLinearLimit = 16;
-    if (f.children.size() <= kLinearLimit) {
-      for (size_t i = 0; i < f.children.size(); ++i)
-        if (f.children[i].key == key) return i;
-      return std::string::npos;
-    }
-    if (f.slots.empty())
-      for (size_t i = 0; i < f.children.size(); ++i) f.slots.emplace(f.children[i].key, i);
-    auto it = f.slots.find(key);
-    return it == f.slots.end() ? std::string::npos : it->second;
+  // The child slot of `key` in a mapping frame (linear: only for duplicates and merges).
+  size_t find_slot(const Frame& f, std::string_view key) const {
+    for (size_t i = f.child_start; i < child_stack_.size(); ++i)
+      if (child_stack_[i].key == key) return i;
+    return std::string::npos;
   }
 
   // Sets key → value in a mapping frame, in document order (go-yaml v2: a merge overwrites keys
-  // written before it, keys written after it overwrite the merge). `duplicate` tells whether an
-  // explicit key was written twice.
-  static void put(Frame& f, std::string key, Pos key_pos, json value, PositionIndex::NodeId node,
-                  bool is_explicit, bool& duplicate) {
-    size_t slot = find_slot(f, key);
-    duplicate = slot != std::string::npos && is_explicit && f.explicit_keys[slot];
-    f.value[key] = std::move(value);
-    if (slot != std::string::npos) {
-      f.children[slot].key_pos = key_pos;
-      f.children[slot].node = node;
-      f.explicit_keys[slot] = f.explicit_keys[slot] || is_explicit;
-    } else {
-      if (!f.slots.empty()) f.slots.emplace(key, f.children.size());
-      f.children.push_back({std::move(key), key_pos, node});
-      f.explicit_keys.push_back(is_explicit);
+  // written before it, keys written after it overwrite the merge). Returns whether an explicit
+  // key was written twice.
+  bool put(Frame& f, std::string key, Pos key_pos, json value, PositionIndex::NodeId node, bool is_explicit) {
+    auto& obj = f.value.get_ref<json::object_t&>();
+    auto [it, inserted] = obj.emplace(key, json());
+    it->second = std::move(value);
+    if (inserted) {
+      if (!is_explicit) {
+        if (!f.merged) f.merged = std::make_unique<std::set<std::string>>();
+        f.merged->insert(key);
+      }
+      child_stack_.push_back({std::move(key), key_pos, node});
+      return false;
     }
+    size_t slot = find_slot(f, key);
+    child_stack_[slot].key_pos = key_pos;
+    child_stack_[slot].node = node;
+    bool was_merged = f.merged && f.merged->count(key);
+    if (is_explicit && was_merged) f.merged->erase(key);
+    if (!is_explicit && !was_merged) {
+      // A merge after an explicit key: the merge wins (go-yaml v2), and the key counts as merged.
+      if (!f.merged) f.merged = std::make_unique<std::set<std::string>>();
+      f.merged->insert(key);
+      return false;
+    }
+    return is_explicit && !was_merged;
   }
 
   void merge_into(Frame& f, const Completed& c) {
@@ -578,8 +619,7 @@ class Builder {
       for (const auto& ch : positions_->children(node)) {
         auto it = m.find(ch.key);
         if (it == m.end()) continue;
-        bool dup = false;
-        put(f, ch.key, ch.key_pos, *it, ch.node, false, dup);
+        put(f, ch.key, ch.key_pos, *it, ch.node, false);
       }
     };
     if (c.value.is_object()) {
@@ -608,8 +648,8 @@ class Builder {
     Frame& f = frames_.back();
     f.count += c.count;
     if (!f.is_map) {
-      f.value.push_back(std::move(c.value));
-      f.children.push_back({std::string(), c.pos, c.node});
+      f.value.get_ref<json::array_t&>().push_back(std::move(c.value));
+      child_stack_.push_back({std::string(), c.pos, c.node});
       return;
     }
     f.have_key = false;
@@ -617,10 +657,8 @@ class Builder {
       merge_into(f, c);
       return;
     }
-    bool duplicate = false;
     std::string key = std::move(f.key);
-    put(f, key, f.key_pos, std::move(c.value), c.node, true, duplicate);
-    if (duplicate) {
+    if (put(f, key, f.key_pos, std::move(c.value), c.node, true)) {
       diags_.push_back({Severity::error, std::string(file_), f.key_pos,
                         "duplicate mapping key \"" + key + "\": Kubernetes keeps only the last value"});
     }
@@ -631,6 +669,7 @@ class Builder {
   uint32_t line_offset_;
   std::vector<Diagnostic>& diags_;
   std::vector<Frame> frames_;
+  std::vector<PositionIndex::Child> child_stack_;
   std::unordered_map<std::string, Anchor> anchors_;
   std::shared_ptr<PositionIndex> positions_;
   std::optional<Completed> root_;
@@ -709,7 +748,16 @@ BadByte first_bad_byte(std::string_view text) {
   const size_t n = text.size();
   size_t i = 0;
   if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) i = 3;  // UTF-8 byte order mark
+  // Printable ASCII, tab, LF and CR need no further look: skip them with a table.
+  static constexpr auto kPlain = [] {
+    std::array<bool, 256> t{};
+    for (int c = 0x20; c <= 0x7E; ++c) t[static_cast<size_t>(c)] = true;
+    t['\t'] = t['\n'] = t['\r'] = true;
+    return t;
+  }();
   while (i < n) {
+    while (i < n && kPlain[p[i]]) ++i;
+    if (i >= n) break;
     unsigned char c = p[i];
     if (c < 0x80) {
       if (c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E)) {
@@ -848,20 +896,20 @@ uint32_t count_lines(std::string_view s) {
 
 }  // namespace
 
-void load_yaml_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
-                      const std::function<void(YamlDocument&&)>& on_document,
-                      std::vector<Diagnostic>& diagnostics) {
+uint32_t load_yaml_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
+                          const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
+                          uint32_t first_line) {
   constexpr size_t kMaxErrors = 50;
   const size_t errors_before = diagnostics.size();
   const bool utf16 = text.size() >= 2 && ((text[0] == '\xFF' && text[1] == '\xFE') || (text[0] == '\xFE' && text[1] == '\xFF'));
   size_t offset = 0;
-  uint32_t line_offset = 0;  // lines before `offset`
+  uint32_t line_offset = first_line;  // lines before `offset`
   uint32_t doc_index = 0;
   while (offset < text.size() || offset == 0) {
     if (diagnostics.size() - errors_before >= kMaxErrors) {
-      diagnostics.push_back({Severity::error, std::string(file), pos_of_offset(text, offset, 0),
+      diagnostics.push_back({Severity::error, std::string(file), pos_of_offset(text, offset, first_line),
                              "too many errors; the rest of the file is skipped"});
-      return;
+      return doc_index;
     }
     std::string_view part = text.substr(offset);
     // Bytes YAML cannot hold: parse the documents before them, report, go on after them.
@@ -877,14 +925,15 @@ void load_yaml_stream(std::string_view text, std::string_view file, const YamlLi
       offset += resume_at;
       continue;
     }
-    if (bad.offset == std::string_view::npos) return;
+    if (bad.offset == std::string_view::npos) return doc_index;
     diagnostics.push_back({Severity::error, std::string(file), pos_of_offset(part, bad.offset, line_offset), bad.message});
     ++doc_index;
     size_t next = next_document(part, bad.offset + 1);
-    if (next == std::string_view::npos) return;
+    if (next == std::string_view::npos) return doc_index;
     line_offset += count_lines(part.substr(0, next));
     offset += next;
   }
+  return doc_index;
 }
 
 }  // namespace gpuguard::engine

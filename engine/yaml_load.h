@@ -41,9 +41,11 @@ struct YamlDocument {
 // Loads every document of `text`. Each document that loads is passed to `on_document`; each
 // that does not yields a diagnostic (file:line:col and what is wrong) and is skipped. Empty
 // documents (only comments, or a bare `---`) are skipped silently. Never throws on bad input.
-void load_yaml_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
-                      const std::function<void(YamlDocument&&)>& on_document,
-                      std::vector<Diagnostic>& diagnostics);
+// `first_line` is the number of lines before `text` in its file (for a part of a larger file).
+// Returns the number of document indices used.
+uint32_t load_yaml_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
+                          const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
+                          uint32_t first_line = 0);
 
 // Plain-scalar resolution as go-yaml v2 does it (exposed for tests).
 enum class ScalarType : uint8_t { null, boolean, integer, floating, string, merge };
