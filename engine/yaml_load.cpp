@@ -805,12 +805,13 @@ size_t document_start_before(std::string_view text, size_t offset) {
   return best;
 }
 
-std::string libyaml_message(const yaml_parser_t& p) {
+// libyaml's message; its marks count lines from the start of the part, `line_offset` places them.
+std::string libyaml_message(const yaml_parser_t& p, uint32_t line_offset) {
   std::string msg = p.problem ? p.problem : "malformed YAML";
   if (p.context) {
     msg += " (";
     msg += p.context;
-    msg += " that started at line " + std::to_string(p.context_mark.line + 1) + ", column " +
+    msg += " that started at line " + std::to_string(p.context_mark.line + 1 + line_offset) + ", column " +
            std::to_string(p.context_mark.column + 1) + ")";
   }
   return msg;
@@ -875,7 +876,7 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
     message = p.problem ? p.problem : "cannot read the input";
   } else {
     where = to_pos(p.problem_mark, line_offset);
-    message = libyaml_message(p);
+    message = libyaml_message(p, line_offset);
     resume_from = line_start(part, static_cast<uint32_t>(p.problem_mark.line));
   }
   diagnostics.push_back({Severity::error, std::string(file), where, message});

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "engine/load.h"
 #include "tests/support/support.h"
 
@@ -73,6 +75,55 @@ TEST_CASE("a file over the size limit is refused before it is read") {
   CHECK(n == 1);
   REQUIRE(diags.size() == 1);
   CHECK(diags[0].message.find("over the size limit of 1 MiB") != std::string::npos);
+}
+
+namespace {
+
+// What a load produced, in the order it was delivered: enough to tell any difference.
+std::vector<std::string> load_trace(const std::vector<Input>& inputs, unsigned jobs) {
+  std::vector<std::string> trace;
+  std::vector<Diagnostic> diags;
+  load_inputs(inputs, LoadOptions{}, jobs, [&](Object&& o) {
+    trace.push_back(o.source->path + "#" + std::to_string(o.source->index) + " doc " + std::to_string(o.document) + " " +
+                    o.name + " " + std::to_string(o.pos.line) + ":" + std::to_string(o.pos.col) + " " +
+                    std::to_string(o.position_of("/metadata/name").line));
+  }, diags);
+  for (const auto& d : diags)
+    trace.push_back("diag " + d.file + " " + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.col) + " " + d.message);
+  return trace;
+}
+
+}  // namespace
+
+TEST_CASE("--jobs: parallel loading gives what the sequential load gives, in the same order") {
+  TempDir dir;
+  // A large file (split into parts at document markers) with a broken document and a `---`
+  // inside a block scalar, which is not a document marker; and small files around it.
+  std::string big;
+  const std::string padding = "# " + std::string(200, 'x') + "\n";
+  for (int i = 0; i < 40000; ++i) {
+    big += "---\n" + padding + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-" + std::to_string(i) + "\n";
+    if (i % 997 == 0) big += "data:\n  text: |\n    ---\n    not a marker\n";
+    if (i == 21000) big += "  labels: {a: [unterminated\n";
+  }
+  REQUIRE(big.size() > (8u << 20));
+  write_file(dir.path() / "a.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: first}\n");
+  write_file(dir.path() / "b.yaml", big);
+  write_file(dir.path() / "c.yaml", "kind: [\n");
+  write_file(dir.path() / "d.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: last}\n");
+  std::vector<Diagnostic> diags;
+  auto inputs = expand_inputs({dir.path().string()}, diags);
+  REQUIRE(inputs.size() == 4);
+  const auto one = load_trace(inputs, 1);
+  CHECK(one.size() == 40000 + 1 + 2);  // every object but the broken one, two diagnostics
+  for (unsigned jobs : {2u, 3u, 8u}) {
+    CAPTURE(jobs);
+    const auto many = load_trace(inputs, jobs);
+    REQUIRE(many.size() == one.size());
+    auto diff = std::mismatch(one.begin(), one.end(), many.begin());
+    CHECK_MESSAGE(diff.first == one.end(), "first difference at " << (diff.first - one.begin()) << ": "
+                                                                  << (diff.first == one.end() ? "" : *diff.first + " vs " + *diff.second));
+  }
 }
 
 TEST_CASE("apiVersion splits into group and version") {

@@ -233,6 +233,14 @@ TEST_CASE("a malformed document is reported and the next document still loads") 
   CHECK(l.docs[1].positions->resolve("/d") == Pos{6, 1});
 }
 
+TEST_CASE("a second malformed document: libyaml's context line counts from the file's start") {
+  auto l = load("a: [1\n---\nb: 2\n---\nc: 3\nd: {x: [1\n---\ne: 5\n");
+  REQUIRE(l.diags.size() == 2);
+  CHECK(l.diags[1].pos.line == 7);
+  CHECK(l.diags[1].message.find("started at line 6, column 8") != std::string::npos);
+  CHECK(l.docs.size() == 2);
+}
+
 TEST_CASE("an unterminated quote that runs into the next document marker") {
   auto l = load("a: \"open\n---\nb: 2\n");
   CHECK(l.diags.size() == 1);
