@@ -5,7 +5,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: demo test test-sanitize build docs clean bootstrap
+.PHONY: demo test test-sanitize build docs clean bootstrap bench
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -45,3 +45,11 @@ test-sanitize:
 	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUGUARD_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build/asan -j$(JOBS) -- --no-print-directory
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure
+
+# Benchmarks (issue 9): ratios against floors measured in the same run. Not part of `make test`.
+bench:
+	@BOOTSTRAP_EXTRA="wrk openssl" scripts/bootstrap.sh
+	@cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DGPUGUARD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build/release -j$(JOBS) -- --no-print-directory
+	@bench/lint.sh build/release $(BENCH_SIZES)
+	@bench/webhook.sh build/release

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Lint throughput against its floor (issue 9): `gpuguard lint --complete` with every rule over a
+# generated GPU-cluster manifest set of N objects, against bench/floor, which only parses the same
+# files with libyaml's event API. Each figure is the best of REPEAT runs; the ratios compare runs
+# made here, now, on this machine (an absolute time on a shared machine is not a result).
+#
+#   bench/lint.sh BUILD_DIR [N...]        (default N: 1000 10000 100000; REPEAT=3)
+set -euo pipefail
+build=${1:?usage: bench/lint.sh BUILD_DIR [N...]}
+shift
+sizes=("$@")
+[[ ${#sizes[@]} -gt 0 ]] || sizes=(1000 10000 100000)
+repeat=${REPEAT:-3}
+gpuguard=$build/cli/gpuguard
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# best_of CMD...: prints "seconds mib" of the fastest of $repeat runs (peak RSS of that run).
+best_of() {
+  local best="" line
+  for ((i = 0; i < repeat; i++)); do
+    line=$({ "$build/bench/bench_measure" "$@" 2>&1 >/dev/null || true; } | grep '^measure:' | tail -1 | cut -d' ' -f2-)
+    if [[ -z "$best" ]] || awk -v a="${line%% *}" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then best=$line; fi
+  done
+  echo "$best"
+}
+
+printf '%-8s %-16s %9s %12s %9s %9s\n' objects run seconds objects/s "MiB" "× floor"
+declare -A t10 t100
+for n in "${sizes[@]}"; do
+  dir=$work/set-$n
+  "$build/bench/bench_gen" "$n" "$dir"
+  read -r fs fm < <(best_of "$build/bench/bench_floor" "$dir")
+  printf '%-8s %-16s %9.3f %12.0f %9.1f %9s\n' "$n" "floor (libyaml)" "$fs" "$(awk -v n="$n" -v s="$fs" 'BEGIN{print n/s}')" "$fm" "1.00"
+  for jobs in 1 2; do
+    read -r s m < <(best_of "$gpuguard" lint --no-config --complete --format json --jobs "$jobs" "$dir")
+    printf '%-8s %-16s %9.3f %12.0f %9.1f %9.2f\n' "$n" "lint --jobs $jobs" "$s" \
+      "$(awk -v n="$n" -v s="$s" 'BEGIN{print n/s}')" "$m" "$(awk -v a="$s" -v b="$fs" 'BEGIN{print a/b}')"
+    [[ $n == 10000 ]] && t10[$jobs]=$s
+    [[ $n == 100000 ]] && t100[$jobs]=$s
+  done
+done
+if [[ -n "${t10[1]:-}" && -n "${t100[1]:-}" ]]; then
+  echo
+  echo "growth 10,000 → 100,000 objects (--jobs 1): $(awk -v a="${t100[1]}" -v b="${t10[1]}" 'BEGIN{printf "%.1f", a/b}') × (target ≤ 11 ×)"
+fi
+echo "targets: --jobs 1 ≤ 1.5 × floor; --jobs 2 ≤ 0.9 × floor; peak RSS ≤ 400 MiB at 100,000 objects"
