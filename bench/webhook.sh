@@ -94,4 +94,5 @@ awk '
 ' <<<"$metrics"
 rss=$(awk '/^VmHWM/ {print $2}' "/proc/${pids[0]}/status")
 echo "gpuguard serve peak RSS with $state_n objects of state: $((rss / 1024)) MiB"
+"$build/bench/bench_admission" "$work/state" "$work/review.json" 20000
 echo "targets: req/s ≥ 0.8 × floor and p99 ≤ 1.5 × floor at each connection count"
