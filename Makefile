@@ -5,7 +5,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: demo test test-sanitize build docs clean bootstrap bench
+.PHONY: demo test test-sanitize build docs clean bootstrap bench fuzz
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -53,3 +53,13 @@ bench:
 	@cmake --build build/release -j$(JOBS) -- --no-print-directory
 	@bench/lint.sh build/release $(BENCH_SIZES)
 	@bench/webhook.sh build/release
+
+# libFuzzer (clang 14) with ASan and UBSan: each target runs SECONDS (default 60) from seeds in
+# tests/ and ../shared/corpus; a crash stops the run and leaves its input in build/fuzz/artifacts/
+# (add it to tests/fuzz/regressions/<target>/, where `make test` replays it).
+SECONDS ?= 60
+fuzz:
+	@BOOTSTRAP_EXTRA="clang-14 libclang-rt-14-dev" scripts/bootstrap.sh
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUGUARD_FUZZ=ON -DGPUGUARD_TESTS=OFF -DGPUGUARD_WERROR=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build/fuzz -j$(JOBS) --target fuzz_yaml fuzz_lint fuzz_json fuzz_admission fuzz_config fuzz_quantity -- --no-print-directory
+	@scripts/fuzz.sh build/fuzz $(SECONDS)

@@ -239,15 +239,15 @@ Config default_config(const Registry& registry) {
   return c;
 }
 
-std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std::string_view file,
+Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std::string_view file,
                                                            const Registry& registry) {
   std::vector<Diagnostic> diags;
   std::vector<YamlDocument> docs;
   load_yaml_stream(text, file, YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
-  if (!diags.empty()) return std::unexpected(std::move(diags));
+  if (!diags.empty()) return Unexpected(std::move(diags));
   if (docs.size() > 1) {
     diags.push_back({Severity::error, std::string(file), docs[1].start, "a config file holds one YAML document, this is the second"});
-    return std::unexpected(std::move(diags));
+    return Unexpected(std::move(diags));
   }
   Config config = default_config(registry);
   config.source = file;
@@ -257,7 +257,7 @@ std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text
   Validator val(file, docs[0].positions.get());
   if (!root.is_object()) {
     val.error("", "the config must be a mapping, got " + type_name(root));
-    return std::unexpected(val.take());
+    return Unexpected(val.take());
   }
   for (const auto& [key, v] : root.items()) {
     if (!known(key, kTopKeys))
@@ -437,20 +437,20 @@ std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text
     }
   }
 
-  if (!val.ok()) return std::unexpected(val.take());
+  if (!val.ok()) return Unexpected(val.take());
   apply_settings(config);
   return config;
 }
 
-std::expected<Config, std::vector<Diagnostic>> load_config_file(const std::filesystem::path& path,
+Expected<Config, std::vector<Diagnostic>> load_config_file(const std::filesystem::path& path,
                                                                 const Registry& registry) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return std::unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "cannot read the config file"}});
+  if (!in) return Unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "cannot read the config file"}});
   std::ostringstream ss;
   ss << in.rdbuf();
   std::string text = ss.str();
   if (text.size() > (1u << 20))
-    return std::unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "config file is over 1 MiB"}});
+    return Unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "config file is over 1 MiB"}});
   return load_config(text, path.string(), registry);
 }
 

@@ -3,7 +3,7 @@
 // excluded. Parsed once, validated with positions, printable back (`lint --print-config`), and
 // described by a JSON Schema generated from the same rule metadata (schemas/config.schema.json).
 
-#include <expected>
+#include "engine/expected.h"
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -72,9 +72,9 @@ struct Config {
 [[nodiscard]] Config default_config(const Registry& registry);
 
 // Parses and validates a config; on failure, every problem with its position.
-[[nodiscard]] std::expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std::string_view file,
+[[nodiscard]] Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std::string_view file,
                                                                          const Registry& registry);
-[[nodiscard]] std::expected<Config, std::vector<Diagnostic>> load_config_file(const std::filesystem::path& path,
+[[nodiscard]] Expected<Config, std::vector<Diagnostic>> load_config_file(const std::filesystem::path& path,
                                                                               const Registry& registry);
 
 // `.gpuguard.yaml` or `.gpuguard.yml` in `start` or the nearest parent that has one.

@@ -94,14 +94,14 @@ bool interpret_suffix(std::string_view s, int& base, int32_t& exponent) {
 
 }  // namespace
 
-std::expected<Quantity, std::string> Quantity::parse(std::string_view text) {
-  if (text.empty()) return std::unexpected(std::string(kQuantityFormatError));
+Expected<Quantity, std::string> Quantity::parse(std::string_view text) {
+  if (text.empty()) return Unexpected(std::string(kQuantityFormatError));
   Parts p;
-  if (!split(text, p)) return std::unexpected(std::string(kQuantityFormatError));
+  if (!split(text, p)) return Unexpected(std::string(kQuantityFormatError));
   int base = 10;
   int32_t exponent = 0;
   if (!interpret_suffix(p.suffix, base, exponent))
-    return std::unexpected("unable to parse quantity's suffix \"" + p.suffix + "\"");
+    return Unexpected("unable to parse quantity's suffix \"" + p.suffix + "\"");
 
   // value = digits × 10^scale × 2^(binary exponent); compute it in nanos, rounding up.
   std::string digits = p.num + p.denom;
@@ -134,7 +134,7 @@ std::expected<Quantity, std::string> Quantity::parse(std::string_view text) {
   return Quantity(p.positive ? nanos : -nanos);
 }
 
-std::expected<Quantity, std::string> Quantity::from_json(const json& value) {
+Expected<Quantity, std::string> Quantity::from_json(const json& value) {
   if (value.is_null()) return Quantity(0);
   if (value.is_string()) {
     std::string_view s = value.get_ref<const std::string&>();
@@ -144,7 +144,7 @@ std::expected<Quantity, std::string> Quantity::from_json(const json& value) {
     return parse(s);
   }
   if (value.is_number()) return parse(go_json_number(value));
-  return std::unexpected(std::string(kQuantityFormatError));
+  return Unexpected(std::string(kQuantityFormatError));
 }
 
 std::optional<int64_t> Quantity::to_int64() const {

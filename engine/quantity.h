@@ -7,7 +7,7 @@
 
 #include <compare>
 #include <cstdint>
-#include <expected>
+#include "engine/expected.h"
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,10 +24,10 @@ class Quantity {
   static Quantity from_int(int64_t v) { return Quantity(static_cast<Int128>(v) * kNanosPerUnit); }
 
   // Parses the text form ("1", "500m", "1.5Gi", "1e3").
-  static std::expected<Quantity, std::string> parse(std::string_view text);
+  static Expected<Quantity, std::string> parse(std::string_view text);
   // Parses a JSON value as the API server would: a string (trimmed), a number (its Go JSON
   // text), or null (zero).
-  static std::expected<Quantity, std::string> from_json(const json& value);
+  static Expected<Quantity, std::string> from_json(const json& value);
 
   [[nodiscard]] bool is_integer() const { return nanos_ % kNanosPerUnit == 0; }
   [[nodiscard]] bool is_negative() const { return nanos_ < 0; }

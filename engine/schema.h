@@ -5,7 +5,7 @@
 // `kubectl apply` with server-side field validation: unknown fields are errors, except where a
 // schema preserves them. No schema ships inside the binary; `gpuguard lint --schemas DIR` loads one.
 
-#include <expected>
+#include "engine/expected.h"
 #include <filesystem>
 #include <map>
 #include <memory>

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target for SECONDS each, seeded from the repository's fixtures and the
+# shared corpus of real manifests (when it is beside the checkout). Exits non-zero on the first
+# crash, leak or timeout, with the input kept in BUILD/artifacts/.
+#
+#   scripts/fuzz.sh BUILD_DIR SECONDS
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:?usage: scripts/fuzz.sh BUILD_DIR SECONDS}
+seconds=${2:-60}
+shared=${GPUGUARD_SHARED:-../shared}
+mkdir -p "$build/artifacts"
+
+seeds() {  # target → seed folders (made once, from files of the repository and ../shared)
+  local t=$1 dir=$build/seeds/$1
+  if [[ ! -d $dir ]]; then
+    mkdir -p "$dir"
+    case $t in
+      yaml|lint)
+        find tests/rules examples -name '*.yaml' -exec cp --backup=numbered -t "$dir" {} + 2>/dev/null || true
+        [[ -d $shared/corpus ]] && find "$shared/corpus" -name '*.yaml' -size -64k -exec cp --backup=numbered -t "$dir" {} + 2>/dev/null || true ;;
+      json|admission)
+        [[ -d $shared/corpus/admission ]] && find "$shared/corpus/admission" -name '*.json' -exec cp --backup=numbered -t "$dir" {} + || true
+        [[ -d $shared/corpus ]] && find "$shared/corpus" -name '*.json' -size -64k -exec cp --backup=numbered -t "$dir" {} + 2>/dev/null || true ;;
+      config)
+        find examples tests -name '.gpuguard*.yaml' -exec cp --backup=numbered -t "$dir" {} + 2>/dev/null || true
+        printf 'rules:\n  priority-class-count:\n    params: {min: 2, max: 4}\nexclude:\n  - namespace: kube-.*\n' >"$dir/basic.yaml" ;;
+      quantity)
+        for q in 1 500m 1.5Gi 1e3 0.5 32 -1 1Ki 2E 0.000000001 +7n 1.0e-3; do printf '%s' "$q" >"$dir/$q"; done ;;
+    esac
+    [[ -d tests/fuzz/regressions/$t ]] && cp tests/fuzz/regressions/"$t"/* "$dir"/ 2>/dev/null || true
+  fi
+  echo "$dir"
+}
+
+for t in yaml lint json admission config quantity; do
+  echo "== fuzz_$t: ${seconds} s" >&2
+  corpus=$build/corpus/$t
+  mkdir -p "$corpus"
+  "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" "$corpus" "$(seeds "$t")" 2>&1 | tail -n 12
+done
