@@ -42,7 +42,9 @@ class KueueGpuNotCovered final : public Rule {
         "The rule follows the job's `kueue.x-k8s.io/queue-name` label to the LocalQueue of that name "
         "in the job's namespace, and its `spec.clusterQueue` to the ClusterQueue. Missing queues are "
         "`queue-reference-unknown`'s business. It needs the whole cluster, so it speaks only with a "
-        "complete inventory.";
+        "complete inventory. Kueue's own configuration can make it wrong: a resource that the "
+        "Kueue Configuration excludes (`resources.excludeResourcePrefixes`) or transforms is not "
+        "counted as requested; exclude the rule for such clusters.";
     info_.remediation =
         "Add the GPU resource to the ClusterQueue: list it in a resource group's `coveredResources` "
         "and give each flavor of the group a `nominalQuota` for it (the flavors' resources must "
