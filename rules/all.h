@@ -9,8 +9,17 @@ namespace gpuguard::rules {
 
 std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
+std::unique_ptr<const engine::Rule> make_kueue_gpu_not_covered();
+std::unique_ptr<const engine::Rule> make_kueue_lending_over_nominal();
+std::unique_ptr<const engine::Rule> make_kueue_limit_without_cohort();
+std::unique_ptr<const engine::Rule> make_kueue_namespace_selector_missing();
 std::unique_ptr<const engine::Rule> make_priority_class_count();
+std::unique_ptr<const engine::Rule> make_queue_borrow_limit_missing();
+std::unique_ptr<const engine::Rule> make_queue_capability_missing();
+std::unique_ptr<const engine::Rule> make_queue_reference_unknown();
+std::unique_ptr<const engine::Rule> make_queue_workload_classes_shared();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
+std::unique_ptr<const engine::Rule> make_volcano_queue_order_invalid();
 
 }  // namespace gpuguard::rules

@@ -8,9 +8,18 @@ engine::Registry make_registry() {
   std::vector<std::unique_ptr<const engine::Rule>> rules;
   rules.push_back(make_gpu_request_limit_mismatch());
   rules.push_back(make_gpu_toleration_missing());
+  rules.push_back(make_kueue_gpu_not_covered());
+  rules.push_back(make_kueue_lending_over_nominal());
+  rules.push_back(make_kueue_limit_without_cohort());
+  rules.push_back(make_kueue_namespace_selector_missing());
   rules.push_back(make_priority_class_count());
+  rules.push_back(make_queue_borrow_limit_missing());
+  rules.push_back(make_queue_capability_missing());
+  rules.push_back(make_queue_reference_unknown());
+  rules.push_back(make_queue_workload_classes_shared());
   rules.push_back(make_quota_gpu_key_ignored());
   rules.push_back(make_schema_invalid());
+  rules.push_back(make_volcano_queue_order_invalid());
   return engine::Registry(std::move(rules));
 }
 

@@ -1,0 +1,146 @@
+// queue-borrow-limit-missing: a dev/test queue that can borrow GPUs without bound.
+
+#include <re2/re2.h>
+
+#include "rules/all.h"
+#include "rules/queue/refs.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+constexpr std::string_view kDefaultDevPattern = "(^|[-_.])(dev|test|sandbox|debug|experiment)([-_.]|$)";
+
+class QueueBorrowLimitMissing final : public Rule {
+ public:
+  QueueBorrowLimitMissing() {
+    info_.id = "queue-borrow-limit-missing";
+    info_.severity = Severity::warning;
+    info_.category = "queue";
+    info_.seed = "9.5";
+    info_.summary = "A dev/test queue can borrow GPUs without bound (no Kueue `borrowingLimit`, no Volcano GPU `capability`)";
+    info_.rationale =
+        "Dev, test and experiment queues should be able to use idle GPUs, but only up to a limit "
+        "(\"set borrow limits on dev/test queues\", seed 9.5); otherwise a burst of notebooks and "
+        "debug runs occupies the GPUs that training and inference will need, and getting them back "
+        "depends on preemption.\n\n"
+        "- **Kueue**: a ClusterQueue in a cohort (`spec.cohort` in v1beta1, `spec.cohortName` in "
+        "v1beta2) may borrow the unused quota of every other queue of the cohort; a flavor resource "
+        "without `borrowingLimit` borrows without bound. A queue in no cohort cannot borrow and is "
+        "not reported.\n"
+        "- **Volcano**: `capability` is a Queue's only hard ceiling; without a GPU capability the "
+        "queue can grow to every idle GPU of the cluster. With `reclaimable: true` (the default) "
+        "other queues can reclaim the excess by preemption; with `reclaimable: false` they cannot, "
+        "which is worse, so both are reported.\n\n"
+        "A queue counts as dev/test when its name, or the value of one of its labels, matches "
+        "`devQueuePattern` (RE2, partial match).";
+    info_.remediation =
+        "Kueue: give the GPU resources of the dev queue's flavors a `borrowingLimit` (0 forbids "
+        "borrowing). Volcano: set a GPU `capability` on the dev queue, e.g. `nvidia.com/gpu: 8`.";
+    info_.facts = {
+        "Seed 9.5 (design.md §1): Queue weight and capability; borrow limits on dev/test queues.",
+        "facts/kubernetes-and-queues.md §3 — ClusterQueue `flavors[].resources[]` `{name, nominalQuota, "
+        "borrowingLimit, lendingLimit}`; v1beta1 `spec.cohort` → v1beta2 `spec.cohortName` (kueue "
+        "`apis/kueue/v1beta2/clusterqueue_types.go` @ff69552e).",
+        "facts/kubernetes-and-queues.md §2 — Volcano Queue `capability`, `reclaimable` (mutating "
+        "webhook default true). The Volcano API: \"Reclaimable indicate whether the queue can be "
+        "reclaimed by other queue\" (read with `search`): `reclaimable: false` keeps what the queue "
+        "took, so a dev queue without GPU capability is reported whatever its `reclaimable`.",
+    };
+    info_.params = {
+        ParamSpec{"devQueuePattern", ParamType::regex, std::string(kDefaultDevPattern),
+                  "RE2 matched (partially) against the queue's name and label values to tell dev/test queues",
+                  std::nullopt, std::nullopt},
+    };
+    info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"scheduling.volcano.sh", "Queue"}};
+    info_.example_bad = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team-a-dev
+spec:
+  cohortName: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: a100
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: 4
+)";
+    info_.example_good = R"(apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: team-a-dev
+spec:
+  cohortName: research
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["nvidia.com/gpu"]
+    flavors:
+    - name: a100
+      resources:
+      - name: nvidia.com/gpu
+        nominalQuota: 4
+        borrowingLimit: 4
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    const bool cq = queue::is_cluster_queue(obj);
+    if (!cq && !queue::is_volcano_queue(obj)) return;
+    const std::string why = dev_reason(obj, ctx.params().regex("devQueuePattern"));
+    if (why.empty()) return;
+    const auto& gpus = ctx.settings().gpu_resources;
+    if (cq) {
+      const queue::CohortRef cohort = queue::cluster_queue_cohort(obj);
+      if (cohort.name.empty()) return;
+      for (const auto& fr : queue::flavor_resources(obj)) {
+        if (!gpus.matches(fr.resource)) continue;
+        const json* limit = member(*fr.body, "borrowingLimit");
+        if (limit && !limit->is_null()) continue;
+        ctx.report(fr.pointer, "ClusterQueue " + obj.name + " is a dev/test queue (" + why + ") in cohort " + cohort.name +
+                                   ", and " + fr.resource + " in flavor " + fr.flavor +
+                                   " has no borrowingLimit: it can borrow every unused " + fr.resource +
+                                   " of the cohort; set a borrowingLimit (seed 9.5: borrow limits on dev/test queues)");
+      }
+      return;
+    }
+    const json* spec = member(obj.body, "spec");
+    const json* cap = spec ? member(*spec, "capability") : nullptr;
+    if (cap && cap->is_object())
+      for (const auto& [name, value] : cap->items())
+        if (gpus.matches(name)) return;
+    const auto reclaimable = spec ? bool_at(*spec, "reclaimable") : std::nullopt;
+    const bool kept = reclaimable.has_value() && !*reclaimable;
+    ctx.report(cap ? "/spec/capability" : spec ? "/spec" : "",
+               "Queue " + obj.name + " is a dev/test queue (" + why + ") with no GPU capability: it can take every idle GPU "
+               "in the cluster" + (kept ? ", and with reclaimable: false other queues cannot reclaim them"
+                                        : " until other queues reclaim them by preemption") +
+                   "; set e.g. `capability: {nvidia.com/gpu: N}` (seed 9.5: borrow limits on dev/test queues)");
+  }
+
+ private:
+  static std::string dev_reason(const Object& obj, const re2::RE2* re) {
+    if (!re) return "";
+    if (RE2::PartialMatch(obj.name, *re)) return "its name matches devQueuePattern";
+    const json* labels = path(obj.body, {"metadata", "labels"});
+    if (labels && labels->is_object())
+      for (const auto& [key, value] : labels->items())
+        if (value.is_string() && RE2::PartialMatch(value.get_ref<const std::string&>(), *re))
+          return "label " + key + "=" + value.get<std::string>();
+    return "";
+  }
+
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_queue_borrow_limit_missing() { return std::make_unique<QueueBorrowLimitMissing>(); }
+
+}  // namespace gpuguard::rules

@@ -1,0 +1,128 @@
+#include "rules/queue/refs.h"
+
+#include "engine/json.h"
+#include "engine/kinds.h"
+#include "engine/positions.h"
+
+namespace gpuguard::rules::queue {
+
+using engine::json;
+using engine::Object;
+
+namespace {
+
+std::optional<QueueName> string_field(const json* j, std::string pointer) {
+  if (!j || !j->is_string() || j->get_ref<const std::string&>().empty()) return std::nullopt;
+  return QueueName{j->get<std::string>(), std::move(pointer), false};
+}
+
+bool is_kubeflow_job(const Object& obj) {
+  static constexpr std::string_view kKinds[] = {"PyTorchJob", "TFJob", "MPIJob", "JAXJob", "XGBoostJob", "PaddleJob"};
+  if (obj.gvk.group != "kubeflow.org") return false;
+  for (auto k : kKinds)
+    if (obj.gvk.kind == k) return true;
+  return false;
+}
+
+}  // namespace
+
+bool is_volcano_podgroup(const Object& obj) { return obj.is(kVolcanoSchedulingGroup, "PodGroup"); }
+bool is_volcano_job(const Object& obj) { return obj.is(kVolcanoBatchGroup, "Job"); }
+bool is_volcano_queue(const Object& obj) { return obj.is(kVolcanoSchedulingGroup, "Queue"); }
+bool is_cluster_queue(const Object& obj) { return obj.is(kKueueGroup, "ClusterQueue"); }
+bool is_local_queue(const Object& obj) { return obj.is(kKueueGroup, "LocalQueue"); }
+
+bool is_workload(const Object& obj) {
+  for (const auto& k : engine::pod_template_kinds())
+    if (obj.is(k.group, k.kind)) return true;
+  return false;
+}
+
+std::optional<QueueName> kueue_queue_name(const Object& obj) {
+  if (!obj.is_kubernetes_object() || obj.gvk.group == kKueueGroup) return std::nullopt;
+  return string_field(obj.label(kKueueQueueLabel), engine::pointer_join("/metadata/labels", kKueueQueueLabel));
+}
+
+std::optional<QueueName> volcano_queue_name(const Object& obj) {
+  if (is_volcano_podgroup(obj) || is_volcano_job(obj)) {
+    if (auto q = string_field(engine::path(obj.body, {"spec", "queue"}), "/spec/queue")) return q;
+    return QueueName{std::string(kVolcanoDefaultQueue), "", true};
+  }
+  if (obj.is("", "Pod")) {
+    constexpr std::string_view kAnnotation = "scheduling.volcano.sh/queue-name";
+    return string_field(obj.annotation(kAnnotation), engine::pointer_join("/metadata/annotations", kAnnotation));
+  }
+  if (obj.gvk.group == "ray.io") {
+    constexpr std::string_view kLabel = "volcano.sh/queue-name";
+    return string_field(obj.label(kLabel), engine::pointer_join("/metadata/labels", kLabel));
+  }
+  if (is_kubeflow_job(obj))
+    return string_field(engine::path(obj.body, {"spec", "runPolicy", "schedulingPolicy", "queue"}),
+                        "/spec/runPolicy/schedulingPolicy/queue");
+  return std::nullopt;
+}
+
+CohortRef cluster_queue_cohort(const Object& cq) {
+  CohortRef out;
+  auto text = [&](std::string_view key) -> std::string {
+    const json* spec = engine::member(cq.body, "spec");
+    auto s = spec ? engine::string_at(*spec, key) : std::nullopt;
+    return s ? std::string(*s) : std::string();
+  };
+  const std::string v1 = text("cohort");
+  const std::string v2 = text("cohortName");
+  if (cq.gvk.version == "v1beta1") {
+    out.field = "cohort";
+    out.name = v1;
+    if (!v2.empty()) out.misplaced = "cohortName";
+  } else if (cq.gvk.version == "v1beta2") {
+    out.field = "cohortName";
+    out.name = v2;
+    if (!v1.empty()) out.misplaced = "cohort";
+  } else {
+    out.field = v1.empty() ? "cohortName" : "cohort";
+    out.name = v1.empty() ? v2 : v1;
+  }
+  return out;
+}
+
+std::vector<FlavorResource> flavor_resources(const Object& cq) {
+  std::vector<FlavorResource> out;
+  const json* groups = engine::path(cq.body, {"spec", "resourceGroups"});
+  if (!groups || !groups->is_array()) return out;
+  for (size_t g = 0; g < groups->size(); ++g) {
+    const json* flavors = engine::member((*groups)[g], "flavors");
+    if (!flavors || !flavors->is_array()) continue;
+    const std::string gp = engine::pointer_join("/spec/resourceGroups", g);
+    for (size_t f = 0; f < flavors->size(); ++f) {
+      const json& flavor = (*flavors)[f];
+      const json* resources = engine::member(flavor, "resources");
+      if (!resources || !resources->is_array()) continue;
+      auto fname = engine::string_at(flavor, "name");
+      const std::string fp = engine::pointer_join(engine::pointer_join(gp, "flavors"), f);
+      for (size_t r = 0; r < resources->size(); ++r) {
+        const json& res = (*resources)[r];
+        auto rname = engine::string_at(res, "name");
+        if (!rname) continue;
+        out.push_back(FlavorResource{&res, engine::pointer_join(engine::pointer_join(fp, "resources"), r),
+                                     fname ? std::string(*fname) : std::string(), std::string(*rname)});
+      }
+    }
+  }
+  return out;
+}
+
+std::set<std::string, std::less<>> covered_resources(const json& cq_body) {
+  std::set<std::string, std::less<>> out;
+  const json* groups = engine::path(cq_body, {"spec", "resourceGroups"});
+  if (!groups || !groups->is_array()) return out;
+  for (const json& g : *groups) {
+    const json* covered = engine::member(g, "coveredResources");
+    if (!covered || !covered->is_array()) continue;
+    for (const json& r : *covered)
+      if (r.is_string()) out.insert(r.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace gpuguard::rules::queue
