@@ -7,10 +7,17 @@
 
 namespace gpuguard::rules {
 
+std::unique_ptr<const engine::Rule> make_gang_priority_class_missing();
+std::unique_ptr<const engine::Rule> make_gang_queue_missing();
+std::unique_ptr<const engine::Rule> make_gang_scheduler_name_mismatch();
+std::unique_ptr<const engine::Rule> make_gang_scheduling_missing();
 std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
+std::unique_ptr<const engine::Rule> make_podgroup_min_member_invalid();
+std::unique_ptr<const engine::Rule> make_podgroup_min_resources_mismatch();
 std::unique_ptr<const engine::Rule> make_priority_class_count();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
+std::unique_ptr<const engine::Rule> make_volcano_job_invalid();
 
 }  // namespace gpuguard::rules
