@@ -1,7 +1,6 @@
 // volcano-job-invalid: a Volcano Job that Volcano's admission webhook refuses.
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -234,39 +233,46 @@ spec:
         deps[i].push_back(it->second);
       }
     }
-    // Each cycle once, reported at the dependsOn of its first task.
-    std::vector<int> state(tasks.size(), 0);  // 0 new, 1 on the stack, 2 done
-    std::vector<size_t> stack;
+    // Each cycle once, reported at the dependsOn of its first task. Iterative depth-first search
+    // (a job with a long chain of tasks must not exhaust the stack).
+    std::vector<int> state(tasks.size(), 0);  // 0 new, 1 on the path, 2 done
+    std::vector<size_t> on_path_at(tasks.size(), 0);
+    std::vector<std::pair<size_t, size_t>> path_stack;  // (task, next dependency to follow)
     std::set<size_t> reported;
-    std::function<void(size_t)> visit = [&](size_t v) {
-      state[v] = 1;
-      stack.push_back(v);
-      for (size_t w : deps[v]) {
-        if (state[w] == 1) {
-          auto from = std::find(stack.begin(), stack.end(), w);
-          std::vector<size_t> cycle(from, stack.end());
-          size_t first = *std::min_element(cycle.begin(), cycle.end());
-          if (reported.insert(first).second) {
-            // Print the cycle from its first task, in dependency order.
-            auto pos = std::find(cycle.begin(), cycle.end(), first);
-            std::rotate(cycle.begin(), pos, cycle.end());
-            std::string chain;
-            for (size_t c : cycle) chain += "\"" + names[c] + "\" → ";
-            chain += "\"" + names[first] + "\"";
-            ctx.report(pointer_join("/spec/tasks", first) + "/dependsOn",
-                       "task dependencies form a cycle (" + chain +
-                           ", each depending on the next); the Volcano webhook refuses the job (job has dependencies "
-                           "between tasks, but doesn't form a directed acyclic graph(DAG))");
-          }
-        } else if (state[w] == 0) {
-          visit(w);
+    for (size_t root = 0; root < tasks.size(); ++root) {
+      if (state[root] != 0) continue;
+      state[root] = 1;
+      on_path_at[root] = 0;
+      path_stack.emplace_back(root, 0);
+      while (!path_stack.empty()) {
+        auto& [v, next] = path_stack.back();
+        if (next == deps[v].size()) {
+          state[v] = 2;
+          path_stack.pop_back();
+          continue;
         }
+        const size_t w = deps[v][next++];
+        if (state[w] == 0) {
+          state[w] = 1;
+          on_path_at[w] = path_stack.size();
+          path_stack.emplace_back(w, 0);
+          continue;
+        }
+        if (state[w] != 1) continue;
+        std::vector<size_t> cycle;
+        for (size_t k = on_path_at[w]; k < path_stack.size(); ++k) cycle.push_back(path_stack[k].first);
+        const size_t first = *std::min_element(cycle.begin(), cycle.end());
+        if (!reported.insert(first).second) continue;
+        std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), first), cycle.end());
+        std::string chain;
+        for (size_t c : cycle) chain += "\"" + names[c] + "\" → ";
+        chain += "\"" + names[first] + "\"";
+        ctx.report(pointer_join("/spec/tasks", first) + "/dependsOn",
+                   "task dependencies form a cycle (" + chain +
+                       ", each depending on the next); the Volcano webhook refuses the job (job has dependencies "
+                       "between tasks, but doesn't form a directed acyclic graph(DAG))");
       }
-      stack.pop_back();
-      state[v] = 2;
-    };
-    for (size_t i = 0; i < tasks.size(); ++i)
-      if (state[i] == 0) visit(i);
+    }
   }
 
   static void check_policies(const json& policies, const std::string& base, const std::string& owner, CheckContext& ctx) {
@@ -279,13 +285,14 @@ spec:
       const json& p = policies[j];
       if (!p.is_object()) continue;
       const std::string pp = pointer_join(base, j);
+      // A field of the wrong type fails decoding before any of this: the schema's business.
+      if (const json* e = member(p, "event"); e && !e->is_null() && !e->is_string()) continue;
+      if (const json* e = member(p, "events"); e && !e->is_null() && !e->is_array()) continue;
       // The events of the policy, each with its pointer, without repeats (getEventList).
       std::vector<std::pair<std::string, std::string>> events;
+      std::set<std::string> in_policy;
       auto push = [&](const std::string& e, const std::string& ptr) {
-        if (e.empty()) return;
-        for (const auto& [x, unused] : events)
-          if (x == e) return;
-        events.emplace_back(e, ptr);
+        if (!e.empty() && in_policy.insert(e).second) events.emplace_back(e, ptr);
       };
       if (const json* list = member(p, "events"); list && list->is_array())
         for (size_t k = 0; k < list->size(); ++k)
