@@ -37,9 +37,10 @@ class GangQueueMissing final : public Rule {
         "development queues). A Volcano PodGroup or Volcano Job without `queue` is put in `default` (the "
         "CRD default and the vcjob mutating webhook), the queue with the lowest weight that every team "
         "shares: the team's own queue, its guarantee and its limits are bypassed.\n\n"
-        "Kubeflow jobs are checked when they are gang scheduled through Volcano: they have "
-        "`runPolicy.schedulingPolicy`, or pods with `schedulerName: volcano`; the operator copies "
-        "`schedulingPolicy.queue` into the PodGroup. Volcano's PodGroup mutating webhook replaces "
+        "Kubeflow jobs are checked when they may be gang scheduled through Volcano: they have "
+        "`runPolicy.schedulingPolicy` (the operator copies `schedulingPolicy.queue` into the Volcano "
+        "PodGroup it creates with `--gang-scheduler-name=volcano`; with scheduler-plugins the queue is "
+        "unused and the finding can be ignored), or pods with `schedulerName: volcano`. Volcano's PodGroup mutating webhook replaces "
         "`default` with the namespace's annotation `scheduling.volcano.sh/queue-name`; when that "
         "Namespace is in the input and carries the annotation, the rule is silent. With `gpuOnly` "
         "(the default) only Volcano Jobs and Kubeflow jobs that request GPUs are checked; PodGroups "
@@ -114,8 +115,9 @@ spec:
     if (sp && sp->is_object()) {
       if (empty_at(member(*sp, "queue")))
         pend("/spec/runPolicy/schedulingPolicy",
-             "schedulingPolicy names no queue: the PodGroup the training operator creates goes to Volcano's shared `default` "
-             "queue (lowest weight, no team limits); set runPolicy.schedulingPolicy.queue (it cannot be changed later)");
+             "schedulingPolicy names no queue: where the training operator gangs with Volcano (--gang-scheduler-name=volcano), "
+             "the PodGroup it creates goes to the shared `default` queue (lowest weight, no team limits); set "
+             "runPolicy.schedulingPolicy.queue (it cannot be changed later)");
     } else if (volcano_pods) {
       pend("/spec", "Kubeflow job scheduled by Volcano without runPolicy.schedulingPolicy: its PodGroup goes to Volcano's shared "
                     "`default` queue (lowest weight, no team limits); set runPolicy.schedulingPolicy.queue");
