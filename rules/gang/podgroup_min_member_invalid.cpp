@@ -34,13 +34,15 @@ class PodgroupMinMemberInvalid final : public Rule {
         "name the group (`scheduling.k8s.io/group-name` annotation, `scheduling.x-k8s.io/pod-group` "
         "label; each template counted with its replicas, a Job with its parallelism), or the workload "
         "the PodGroup names as its owner (a Volcano Job, a Kubeflow job, a RayCluster). With no member "
-        "in the inventory, or members whose count depends on the cluster (a DaemonSet), it says nothing "
-        "about the upper bound.";
+        "in the input, or members whose count depends on the cluster (a DaemonSet), it says nothing "
+        "about the upper bound. In the webhook the cluster state holds only PodGroups and batch "
+        "workloads (Volcano, Kubeflow, Ray, JobSet, Job, StatefulSet): pods and Deployments already in "
+        "the cluster are not counted there, to keep the state small.";
     info_.remediation =
         "Set `minMember` to the number of pods that must run together, at least 1 and at most the pods "
         "the workload creates (for a PyTorchJob with 1 Master and 3 Workers: 4).";
     info_.checks = {KindRef{"scheduling.volcano.sh", "PodGroup"}, KindRef{"scheduling.x-k8s.io", "PodGroup"}};
-    info_.reads = gang::podgroup_member_kinds();
+    info_.reads = gang::podgroup_read_kinds();
     info_.facts = {
         "facts/kubernetes-and-queues.md §4 — scheduler-plugins `apis/scheduling/v1alpha1/types.go`: "
         "`minMember` has CRD minimum 1 (`manifests/coscheduling/crd.yaml`: `minimum: 1`); the pod label "
@@ -67,8 +69,10 @@ spec:
   }
 
   const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<gang::MemberState>(); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
+    gang::gather_members(obj, ctx);
     if (!gang::is_podgroup(obj)) return;
     const json* mm = path(obj.body, {"spec", "minMember"});
     if (!mm) return;
@@ -93,7 +97,7 @@ spec:
         const json* mmj = path(pg->body, {"spec", "minMember"});
         auto mm = mmj ? as_int(*mmj) : std::nullopt;
         if (!mm || *mm < 1) continue;
-        if (!index) index.emplace(inv, ctx.settings().gpu_resources);
+        if (!index) index.emplace(inv, ctx.settings().gpu_resources, static_cast<gang::MemberState*>(ctx.state())->marked);
         auto members = index->members_of(*pg);
         if (!members) continue;
         auto pods = members->pods();

@@ -39,7 +39,7 @@ class PodgroupMinResourcesMismatch final : public Rule {
         "Set `minResources.<gpu>` to `minMember` × the GPUs of one member pod (the seed's example: 4 "
         "members × 8 `nvidia.com/gpu` = 32), or remove `minResources` and let the scheduler count.";
     info_.checks = {KindRef{"scheduling.volcano.sh", "PodGroup"}, KindRef{"scheduling.x-k8s.io", "PodGroup"}};
-    info_.reads = gang::podgroup_member_kinds();
+    info_.reads = gang::podgroup_read_kinds();
     info_.facts = {
         "Seed 9.4 (design.md §1): a PodGroup's key parameters `minMember`, `queue`, `priorityClassName`, "
         "`minResources`; its example sets minMember 4 and `nvidia.com/gpu: 32` for 8-GPU members "
@@ -112,7 +112,9 @@ spec:
   }
 
   const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<gang::MemberState>(); }
 
+  void check(const Object& obj, CheckContext& ctx) const override { gang::gather_members(obj, ctx); }
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
     const auto& gpus = ctx.settings().gpu_resources;
@@ -125,7 +127,7 @@ spec:
         const json* mmj = path(pg->body, {"spec", "minMember"});
         auto mm = mmj ? as_int(*mmj) : std::nullopt;
         if (!mm || *mm < 1) continue;
-        if (!index) index.emplace(inv, gpus);
+        if (!index) index.emplace(inv, gpus, static_cast<gang::MemberState*>(ctx.state())->marked);
         auto members = index->members_of(*pg);
         if (!members) continue;
         auto pods = members->pods();
