@@ -74,6 +74,10 @@ class GangSchedulingMissing final : public Rule {
         "facts/kubernetes-and-queues.md §3 (Kueue label `kueue.x-k8s.io/queue-name`), §4 (coscheduling "
         "label `scheduling.x-k8s.io/pod-group`), §5 (Kubeflow `runPolicy.schedulingPolicy` and "
         "`--gang-scheduler-name`; KubeRay `--batch-scheduler` and its RayCluster labels).",
+        "Gang scheduling of Kubeflow jobs is an operator-wide switch: `JobController.ReconcileJobs` calls "
+        "`CreateGang(job, replicas, runPolicy.SchedulingPolicy)` for every job when `EnableGangScheduling` "
+        "is on, and `schedulingPolicy` only tunes the PodGroup (read in a kubeflow/common-derived copy in "
+        "the code index, not in training-operator release-1.9 itself), hence `kubeflowGangScheduling`.",
     };
     info_.example_bad = R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob
