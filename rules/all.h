@@ -7,12 +7,18 @@
 
 namespace gpuguard::rules {
 
+std::unique_ptr<const engine::Rule> make_gang_priority_class_missing();
+std::unique_ptr<const engine::Rule> make_gang_queue_missing();
+std::unique_ptr<const engine::Rule> make_gang_scheduler_name_mismatch();
+std::unique_ptr<const engine::Rule> make_gang_scheduling_missing();
 std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
 std::unique_ptr<const engine::Rule> make_kueue_gpu_not_covered();
 std::unique_ptr<const engine::Rule> make_kueue_lending_over_nominal();
 std::unique_ptr<const engine::Rule> make_kueue_limit_without_cohort();
 std::unique_ptr<const engine::Rule> make_kueue_namespace_selector_missing();
+std::unique_ptr<const engine::Rule> make_podgroup_min_member_invalid();
+std::unique_ptr<const engine::Rule> make_podgroup_min_resources_mismatch();
 std::unique_ptr<const engine::Rule> make_priority_class_count();
 std::unique_ptr<const engine::Rule> make_queue_borrow_limit_missing();
 std::unique_ptr<const engine::Rule> make_queue_capability_missing();
@@ -20,6 +26,7 @@ std::unique_ptr<const engine::Rule> make_queue_reference_unknown();
 std::unique_ptr<const engine::Rule> make_queue_workload_classes_shared();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
+std::unique_ptr<const engine::Rule> make_volcano_job_invalid();
 std::unique_ptr<const engine::Rule> make_volcano_queue_order_invalid();
 
 }  // namespace gpuguard::rules

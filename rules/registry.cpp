@@ -6,12 +6,18 @@ namespace gpuguard::rules {
 
 engine::Registry make_registry() {
   std::vector<std::unique_ptr<const engine::Rule>> rules;
+  rules.push_back(make_gang_priority_class_missing());
+  rules.push_back(make_gang_queue_missing());
+  rules.push_back(make_gang_scheduler_name_mismatch());
+  rules.push_back(make_gang_scheduling_missing());
   rules.push_back(make_gpu_request_limit_mismatch());
   rules.push_back(make_gpu_toleration_missing());
   rules.push_back(make_kueue_gpu_not_covered());
   rules.push_back(make_kueue_lending_over_nominal());
   rules.push_back(make_kueue_limit_without_cohort());
   rules.push_back(make_kueue_namespace_selector_missing());
+  rules.push_back(make_podgroup_min_member_invalid());
+  rules.push_back(make_podgroup_min_resources_mismatch());
   rules.push_back(make_priority_class_count());
   rules.push_back(make_queue_borrow_limit_missing());
   rules.push_back(make_queue_capability_missing());
@@ -19,6 +25,7 @@ engine::Registry make_registry() {
   rules.push_back(make_queue_workload_classes_shared());
   rules.push_back(make_quota_gpu_key_ignored());
   rules.push_back(make_schema_invalid());
+  rules.push_back(make_volcano_job_invalid());
   rules.push_back(make_volcano_queue_order_invalid());
   return engine::Registry(std::move(rules));
 }

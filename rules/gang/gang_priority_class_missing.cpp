@@ -1,0 +1,110 @@
+// gang-priority-class-missing: a gang (Volcano PodGroup, Volcano Job, Kubeflow job) without a priority class.
+
+#include "rules/all.h"
+#include "rules/gang/membership.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+class GangPriorityClassMissing final : public Rule {
+ public:
+  GangPriorityClassMissing() {
+    info_.id = "gang-priority-class-missing";
+    info_.severity = Severity::warning;
+    info_.category = "gang";
+    info_.seed = "9.4";
+    info_.summary = "A Volcano PodGroup, Volcano Job or Kubeflow training job has no priority class";
+    info_.rationale =
+        "Seed 9.4 lists `priorityClassName` among a gang's key parameters, and 9.5 builds preemption on "
+        "PriorityClasses. A gang without one has the cluster's default priority (the globalDefault "
+        "class, or 0): Volcano orders and preempts whole jobs by the PodGroup's priority, so a critical "
+        "training job without a class waits behind experiments and cannot reclaim GPUs from them.\n\n"
+        "- Volcano PodGroup: `spec.priorityClassName`.\n"
+        "- Volcano Job: `spec.priorityClassName` (copied into its PodGroup; a task template's "
+        "`priorityClassName` orders pods inside the job, not the job among others).\n"
+        "- Kubeflow training job: `runPolicy.schedulingPolicy.priorityClass`, a `priorityClassName` in "
+        "its pod templates, or Kueue's `kueue.x-k8s.io/priority-class` label.\n\n"
+        "A scheduler-plugins PodGroup has no priority field (its pods carry theirs) and is not checked. "
+        "With `gpuOnly` (the default) only Volcano Jobs and training jobs that request GPUs are checked.";
+    info_.remediation =
+        "Set the field to one of the cluster's classes (e.g. `training-high`), so that gangs preempt "
+        "in the intended order.";
+    info_.checks = {{"scheduling.volcano.sh", "PodGroup"}, {"batch.volcano.sh", "Job"},  {"kubeflow.org", "PyTorchJob"},
+                    {"kubeflow.org", "TFJob"},             {"kubeflow.org", "MPIJob"},   {"kubeflow.org", "JAXJob"},
+                    {"kubeflow.org", "XGBoostJob"},        {"kubeflow.org", "PaddleJob"}};
+    info_.params = {
+        ParamSpec{"gpuOnly", ParamType::boolean, true, "check Volcano Jobs and training jobs only when they request GPUs",
+                  std::nullopt, std::nullopt},
+    };
+    info_.facts = {
+        "Seed 9.4 (design.md §1): PodGroup key parameters `minMember`, `queue`, `priorityClassName`, `minResources`; "
+        "9.5: preemption through PriorityClasses.",
+        "facts/kubernetes-and-queues.md §2 — Volcano PodGroup and vcjob `priorityClassName`; §5 — Kubeflow "
+        "`runPolicy.schedulingPolicy.priorityClass`; §3 — Kueue's `kueue.x-k8s.io/priority-class` label; "
+        "§1.4 — a pod without a class gets the globalDefault's value, or 0.",
+    };
+    info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: train-pg
+spec:
+  minMember: 4
+  queue: team-a
+)";
+    info_.example_good = R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: train-pg
+spec:
+  minMember: 4
+  queue: team-a
+  priorityClassName: training-high
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    const bool gpu_only = ctx.params().boolean("gpuOnly");
+    auto set = [](const json* j) { return j && j->is_string() && !j->get<std::string>().empty(); };
+    const std::string at = member(obj.body, "spec") ? "/spec" : "";
+    if (gang::is_volcano_podgroup(obj)) {
+      if (!set(path(obj.body, {"spec", "priorityClassName"})))
+        ctx.report(at, "PodGroup has no priorityClassName: Volcano orders and preempts it with the default priority; set "
+                       "spec.priorityClassName");
+      return;
+    }
+    if (obj.is("batch.volcano.sh", "Job")) {
+      if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
+      if (set(path(obj.body, {"spec", "priorityClassName"}))) return;
+      bool in_tasks = false;
+      for (const auto& t : pod_templates(obj)) in_tasks = in_tasks || set(member(*t.spec, "priorityClassName"));
+      ctx.report(at, std::string("Volcano Job has no spec.priorityClassName: its PodGroup, which Volcano orders and preempts, "
+                                 "gets the default priority") +
+                         (in_tasks ? " (the tasks' priorityClassName only orders pods within the job)" : "") +
+                         "; set spec.priorityClassName");
+      return;
+    }
+    if (!gang::detail::is_kubeflow_job(obj)) return;
+    if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
+    if (set(path(obj.body, {"spec", "runPolicy", "schedulingPolicy", "priorityClass"}))) return;
+    if (set(obj.label("kueue.x-k8s.io/priority-class"))) return;
+    for (const auto& t : pod_templates(obj))
+      if (set(member(*t.spec, "priorityClassName"))) return;
+    ctx.report(at, "training job has no priority class (runPolicy.schedulingPolicy.priorityClass, a pod template's "
+                   "priorityClassName, or the kueue.x-k8s.io/priority-class label): it runs and is preempted with the "
+                   "default priority; set one");
+  }
+
+ private:
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_gang_priority_class_missing() { return std::make_unique<GangPriorityClassMissing>(); }
+
+}  // namespace gpuguard::rules

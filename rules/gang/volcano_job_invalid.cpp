@@ -1,0 +1,372 @@
+// volcano-job-invalid: a Volcano Job that Volcano's admission webhook refuses.
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "rules/all.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+// Policy events and actions the webhook lets users write (`policyEventMap` / `policyActionMap` in
+// volcano `pkg/webhooks/admission/jobs/validate/util.go`), the union over the versions read, so that
+// no version's valid job is refused; and the internal ones it refuses.
+const std::set<std::string, std::less<>>& user_events() {
+  static const std::set<std::string, std::less<>> k = {"*", "PodFailed", "PodEvicted", "PodPending",
+                                                       "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated"};
+  return k;
+}
+const std::set<std::string, std::less<>>& internal_events() {
+  static const std::set<std::string, std::less<>> k = {"OutOfSync", "CommandIssued", "PodRunning"};
+  return k;
+}
+const std::set<std::string, std::less<>>& user_actions() {
+  static const std::set<std::string, std::less<>> k = {"AbortJob",     "RestartJob",  "RestartTask", "RestartPod",
+                                                       "RestartPartition", "TerminateJob", "CompleteJob", "ResumeJob"};
+  return k;
+}
+const std::set<std::string, std::less<>>& internal_actions() {
+  static const std::set<std::string, std::less<>> k = {"SyncJob", "EnqueueJob", "SyncQueue", "OpenQueue", "CloseQueue"};
+  return k;
+}
+
+std::string join(const std::set<std::string, std::less<>>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// validation.IsDNS1123Label: at most 63 characters of [a-z0-9-], starting and ending alphanumeric.
+bool is_dns1123_label(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+class VolcanoJobInvalid final : public Rule {
+ public:
+  VolcanoJobInvalid() {
+    info_.id = "volcano-job-invalid";
+    info_.severity = Severity::error;
+    info_.category = "gang";
+    info_.seed = "9.4";
+    info_.summary = "A Volcano Job that the Volcano admission webhook refuses";
+    info_.rationale =
+        "Volcano's validating webhook (`validatejob.volcano.sh`) checks every new `batch.volcano.sh` Job "
+        "and refuses it, with all its defects in one message, when:\n\n"
+        "- it has no task (`No task specified in job spec`);\n"
+        "- `minAvailable` is more than the replicas of all tasks together (`job 'minAvailable' should "
+        "not be greater than total replicas in tasks`), or a task's `minAvailable` is more than its "
+        "`replicas` (`'minAvailable' is greater than 'replicas' in task`); negative `minAvailable`, "
+        "`replicas`, `maxRetry` or `ttlSecondsAfterFinished`;\n"
+        "- two tasks have the same name (`duplicated task name`), or a task name is not a DNS-1123 label;\n"
+        "- a lifecycle policy (job or task) names an event twice across policies (`duplicate event ... "
+        "across different policy`), an event or action users may not write (`invalid policy event`, "
+        "`invalid policy action`: only `*`, PodFailed, PodEvicted, PodPending, Unknown, TaskCompleted, "
+        "TaskFailed, JobUpdated and AbortJob, RestartJob, RestartTask, RestartPod, TerminateJob, "
+        "CompleteJob, ResumeJob), both or neither of event and exitCode, exit code 0, an exit code "
+        "twice, or `*` beside other events;\n"
+        "- a plugin it does not know (`unable to find job plugin`);\n"
+        "- `dependsOn` that does not form a DAG (a cycle, or a task that does not exist: `job has "
+        "dependencies between tasks, but doesn't form a directed acyclic graph(DAG)`).\n\n"
+        "`kubectl apply` then fails and the job never exists. Each defect is reported on its own line. "
+        "The checks that need the cluster (the queue exists, is Open and a leaf) and the pod-template "
+        "validation are left to other rules.";
+    info_.remediation =
+        "Correct the field the finding points at. Upstream's own examples of refused jobs are "
+        "`example/invalid_jobs/*-webhook-deny.yaml` in the Volcano repository.";
+    info_.checks = {KindRef{"batch.volcano.sh", "Job"}};
+    info_.params = {
+        ParamSpec{"knownPlugins", ParamType::string_list,
+                  json::array({"ssh", "env", "svc", "tensorflow", "mpi", "pytorch", "hcclrank", "ray", "ringsconfigmap"}),
+                  "job plugins the Volcano controller registers (`plugins.GetPluginBuilder`)", std::nullopt, std::nullopt},
+    };
+    info_.facts = {
+        "facts/kubernetes-and-queues.md §2 \"vcjob rejections\" — volcano "
+        "`pkg/webhooks/admission/jobs/validate/admit_job.go` (`validateJobCreate`) and `util.go` "
+        "(`validatePolicies`, `topoSort`), read again in the code index (several versions): the event "
+        "and action tables, the duplicate-event and exit-code checks, the `*` rule, and a `dependsOn` "
+        "naming an unknown task leaving `topoSort` short, so it is refused as not a DAG. PodPending "
+        "and RestartPod are allowed only in newer versions; the rule accepts them.",
+        "The plugin list is the facts' `ssh, env, svc, tensorflow, mpi, pytorch, hcclrank, ray`, plus "
+        "`ringsconfigmap` (a 2025 plugin in `pkg/controllers/job/plugins/ringsconfigmap`; its "
+        "registration was not seen, so it is accepted rather than refused).",
+        "Upstream examples: `example/invalid_jobs/{duplicatedPolicyEvent,duplicatedTaskName,minAvailable}-webhook-deny.yaml` "
+        "(../shared/corpus/volcano).",
+    };
+    info_.example_bad = R"(apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: train
+spec:
+  minAvailable: 5
+  schedulerName: volcano
+  tasks:
+    - name: worker
+      replicas: 4
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+            - name: train
+              image: nvcr.io/nvidia/pytorch:24.06-py3
+)";
+    info_.example_good = R"(apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: train
+spec:
+  minAvailable: 4
+  schedulerName: volcano
+  tasks:
+    - name: worker
+      replicas: 4
+      template:
+        spec:
+          restartPolicy: OnFailure
+          containers:
+            - name: train
+              image: nvcr.io/nvidia/pytorch:24.06-py3
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    if (!obj.is("batch.volcano.sh", "Job")) return;
+    const json* spec = member(obj.body, "spec");
+    if (!spec || !spec->is_object()) return;
+
+    auto negative = [&](const json& holder, std::string_view key, const std::string& base, const std::string& webhook) {
+      if (auto v = int_at(holder, key); v && *v < 0)
+        ctx.report(pointer_join(base, key), std::string(key) + " " + std::to_string(*v) + " is negative; the Volcano webhook refuses the job (" + webhook + ")");
+    };
+    negative(*spec, "minAvailable", "/spec", "job 'minAvailable' must be >= 0.");
+    negative(*spec, "maxRetry", "/spec", "'maxRetry' cannot be less than zero.");
+    negative(*spec, "ttlSecondsAfterFinished", "/spec", "'ttlSecondsAfterFinished' cannot be less than zero.");
+
+    const json* tasks = member(*spec, "tasks");
+    if (!tasks || !tasks->is_array() || tasks->empty()) {
+      ctx.report(tasks ? "/spec/tasks" : "/spec",
+                 "the job has no task; the Volcano webhook refuses it (No task specified in job spec)");
+    } else {
+      check_tasks(*spec, *tasks, ctx);
+    }
+    if (const json* policies = member(*spec, "policies")) check_policies(*policies, "/spec/policies", "the job", ctx);
+    check_plugins(*spec, ctx);
+  }
+
+ private:
+  void check_tasks(const json& spec, const json& tasks, CheckContext& ctx) const {
+    int64_t total = 0;
+    std::unordered_map<std::string, size_t> first_of;  // task name → its first index
+    bool duplicates = false;
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const json& t = tasks[i];
+      if (!t.is_object()) continue;
+      const std::string base = pointer_join("/spec/tasks", i);
+      const std::string name(string_at(t, "name").value_or(""));
+      const std::string label = name.empty() ? "task " + std::to_string(i) : "task \"" + name + "\"";
+      const int64_t replicas = int_at(t, "replicas").value_or(0);
+      if (replicas < 0)
+        ctx.report(base + "/replicas", label + ": replicas " + std::to_string(replicas) +
+                                           " is negative; the Volcano webhook refuses the job ('replicas' < 0 in task)");
+      else
+        total += replicas;
+      if (auto ma = int_at(t, "minAvailable")) {
+        if (*ma < 0)
+          ctx.report(base + "/minAvailable", label + ": minAvailable " + std::to_string(*ma) +
+                                                 " is negative; the Volcano webhook refuses the job ('minAvailable' < 0 in task)");
+        else if (*ma > replicas)
+          ctx.report(base + "/minAvailable", label + ": minAvailable " + std::to_string(*ma) + " is more than its replicas " +
+                                                 std::to_string(replicas) +
+                                                 "; the Volcano webhook refuses the job ('minAvailable' is greater than 'replicas' in task: " +
+                                                 name + ")");
+      }
+      if (!name.empty()) {  // an empty name is defaulted by the mutating webhook ("default<i>")
+        if (!is_dns1123_label(name))
+          ctx.report(base + "/name", "task name \"" + name +
+                                         "\" is not a DNS-1123 label (lower-case letters, digits and '-', at most 63 characters); "
+                                         "the Volcano webhook refuses the job");
+        auto [it, fresh] = first_of.emplace(name, i);
+        if (!fresh) {
+          duplicates = true;
+          ctx.report(base + "/name", "task name \"" + name + "\" is already used by task " + std::to_string(it->second) +
+                                         "; the Volcano webhook refuses the job (duplicated task name " + name + ")");
+        }
+      }
+      if (const json* policies = member(t, "policies")) check_policies(*policies, base + "/policies", label, ctx);
+    }
+    if (auto ma = int_at(spec, "minAvailable"); ma && *ma > total)
+      ctx.report("/spec/minAvailable", "minAvailable " + std::to_string(*ma) + " is more than the " + std::to_string(total) +
+                                           " replicas of all tasks together; the Volcano webhook refuses the job (job 'minAvailable' "
+                                           "should not be greater than total replicas in tasks)");
+    if (!duplicates) check_dependencies(tasks, first_of, ctx);
+  }
+
+  static void check_dependencies(const json& tasks, const std::unordered_map<std::string, size_t>& index_of, CheckContext& ctx) {
+    // deps[i]: the tasks task i depends on (indices).
+    std::vector<std::vector<size_t>> deps(tasks.size());
+    std::vector<std::string> names(tasks.size());
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (!tasks[i].is_object()) continue;
+      names[i] = std::string(string_at(tasks[i], "name").value_or(""));
+      const json* on = path(tasks[i], {"dependsOn", "name"});
+      if (!on || !on->is_array()) continue;
+      for (size_t k = 0; k < on->size(); ++k) {
+        if (!(*on)[k].is_string()) continue;
+        const std::string dep = (*on)[k].get<std::string>();
+        auto it = index_of.find(dep);
+        if (it == index_of.end()) {
+          ctx.report(pointer_join(pointer_join("/spec/tasks", i) + "/dependsOn/name", k),
+                     "task \"" + names[i] + "\" depends on task \"" + dep +
+                         "\", which the job does not have; the Volcano webhook refuses the job (job has dependencies between "
+                         "tasks, but doesn't form a directed acyclic graph(DAG))");
+          continue;
+        }
+        deps[i].push_back(it->second);
+      }
+    }
+    // Each cycle once, reported at the dependsOn of its first task. Iterative depth-first search
+    // (a job with a long chain of tasks must not exhaust the stack).
+    std::vector<int> state(tasks.size(), 0);  // 0 new, 1 on the path, 2 done
+    std::vector<size_t> on_path_at(tasks.size(), 0);
+    std::vector<std::pair<size_t, size_t>> path_stack;  // (task, next dependency to follow)
+    std::set<size_t> reported;
+    for (size_t root = 0; root < tasks.size(); ++root) {
+      if (state[root] != 0) continue;
+      state[root] = 1;
+      on_path_at[root] = 0;
+      path_stack.emplace_back(root, 0);
+      while (!path_stack.empty()) {
+        auto& [v, next] = path_stack.back();
+        if (next == deps[v].size()) {
+          state[v] = 2;
+          path_stack.pop_back();
+          continue;
+        }
+        const size_t w = deps[v][next++];
+        if (state[w] == 0) {
+          state[w] = 1;
+          on_path_at[w] = path_stack.size();
+          path_stack.emplace_back(w, 0);
+          continue;
+        }
+        if (state[w] != 1) continue;
+        std::vector<size_t> cycle;
+        for (size_t k = on_path_at[w]; k < path_stack.size(); ++k) cycle.push_back(path_stack[k].first);
+        const size_t first = *std::min_element(cycle.begin(), cycle.end());
+        if (!reported.insert(first).second) continue;
+        std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), first), cycle.end());
+        std::string chain;
+        for (size_t c : cycle) chain += "\"" + names[c] + "\" → ";
+        chain += "\"" + names[first] + "\"";
+        ctx.report(pointer_join("/spec/tasks", first) + "/dependsOn",
+                   "task dependencies form a cycle (" + chain +
+                       ", each depending on the next); the Volcano webhook refuses the job (job has dependencies "
+                       "between tasks, but doesn't form a directed acyclic graph(DAG))");
+      }
+    }
+  }
+
+  static void check_policies(const json& policies, const std::string& base, const std::string& owner, CheckContext& ctx) {
+    if (!policies.is_array()) return;
+    std::map<std::string, std::string> seen_events;  // event → pointer of its first use
+    std::set<int64_t> seen_codes;
+    std::string star_pointer;
+    const std::string refused = "; the Volcano webhook refuses the job";
+    for (size_t j = 0; j < policies.size(); ++j) {
+      const json& p = policies[j];
+      if (!p.is_object()) continue;
+      const std::string pp = pointer_join(base, j);
+      // A field of the wrong type fails decoding before any of this: the schema's business.
+      if (const json* e = member(p, "event"); e && !e->is_null() && !e->is_string()) continue;
+      if (const json* e = member(p, "events"); e && !e->is_null() && !e->is_array()) continue;
+      // The events of the policy, each with its pointer, without repeats (getEventList).
+      std::vector<std::pair<std::string, std::string>> events;
+      std::set<std::string> in_policy;
+      auto push = [&](const std::string& e, const std::string& ptr) {
+        if (!e.empty() && in_policy.insert(e).second) events.emplace_back(e, ptr);
+      };
+      if (const json* list = member(p, "events"); list && list->is_array())
+        for (size_t k = 0; k < list->size(); ++k)
+          if ((*list)[k].is_string()) push((*list)[k].get<std::string>(), pointer_join(pp + "/events", k));
+      if (auto e = string_at(p, "event")) push(std::string(*e), pp + "/event");
+      const json* code = member(p, "exitCode");
+      const bool has_code = code && !code->is_null();
+      if (!events.empty() && has_code) {
+        ctx.report(pp + "/exitCode", owner + ": a policy gives both an event and an exitCode" + refused +
+                                         " (must not specify event and exitCode simultaneously)");
+        continue;
+      }
+      if (events.empty() && !has_code) {
+        ctx.report(pp, owner + ": a policy gives neither an event nor an exitCode" + refused +
+                           " (either event and exitCode should be specified)");
+        continue;
+      }
+      if (has_code) {
+        auto c = as_int(*code);
+        if (!c) continue;
+        if (*c == 0)
+          ctx.report(pp + "/exitCode", owner + ": exitCode 0 means success and cannot trigger a policy" + refused +
+                                           " (0 is not a valid error code)");
+        else if (!seen_codes.insert(*c).second)
+          ctx.report(pp + "/exitCode", owner + ": exitCode " + std::to_string(*c) + " is given by two policies" + refused +
+                                           " (duplicate exitCode " + std::to_string(*c) + ")");
+        continue;
+      }
+      for (const auto& [e, ptr] : events) {
+        if (!user_events().count(e)) {
+          std::string why = internal_events().count(e) ? " is an internal event users may not write" : " is not a policy event";
+          ctx.report(ptr, owner + ": \"" + e + "\"" + why + refused + " (invalid policy event; valid events are " +
+                              join(user_events()) + ")");
+          continue;
+        }
+        auto [it, fresh] = seen_events.emplace(e, ptr);
+        if (!fresh)
+          ctx.report(ptr, owner + ": event " + e + " is already handled by another policy (" + it->second +
+                              "); one event cannot have two actions" + refused + " (duplicate event " + e + " across different policy)");
+        if (e == "*" && star_pointer.empty()) star_pointer = ptr;
+      }
+      const std::string action(string_at(p, "action").value_or(""));
+      if (!user_actions().count(action)) {
+        std::string why = action.empty()                    ? "the policy has no action"
+                          : internal_actions().count(action) ? "\"" + action + "\" is an internal action users may not write"
+                                                             : "\"" + action + "\" is not a policy action";
+        ctx.report(member(p, "action") ? pp + "/action" : pp,
+                   owner + ": " + why + refused + " (invalid policy action; valid actions are " + join(user_actions()) + ")");
+      }
+    }
+    if (!star_pointer.empty() && seen_events.size() > 1)
+      ctx.report(star_pointer, owner + ": a policy for every event (\"*\") sits beside policies for single events" + refused +
+                                   " (if there's * here, no other policy should be here)");
+  }
+
+  void check_plugins(const json& spec, CheckContext& ctx) const {
+    const json* plugins = member(spec, "plugins");
+    if (!plugins || !plugins->is_object()) return;
+    const auto known = ctx.params().strings("knownPlugins");
+    std::set<std::string> known_set(known.begin(), known.end());
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    for (const auto& [name, v] : plugins->items())
+      if (!known_set.count(name))
+        ctx.report(pointer_join("/spec/plugins", name), "plugin \"" + name + "\" is not a Volcano job plugin (" + list +
+                                                            "); the Volcano webhook refuses the job (unable to find job plugin: " +
+                                                            name + ")");
+  }
+
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_volcano_job_invalid() { return std::make_unique<VolcanoJobInvalid>(); }
+
+}  // namespace gpuguard::rules
