@@ -7,10 +7,20 @@
 
 namespace gpuguard::rules {
 
+std::unique_ptr<const engine::Rule> make_gpu_priority_class_missing();
 std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
+std::unique_ptr<const engine::Rule> make_limitrange_exceeds_quota();
+std::unique_ptr<const engine::Rule> make_limitrange_gpu_default_injection();
+std::unique_ptr<const engine::Rule> make_limitrange_gpu_default_invalid();
+std::unique_ptr<const engine::Rule> make_limitrange_gpu_default_missing();
+std::unique_ptr<const engine::Rule> make_namespace_gpu_quota_missing();
 std::unique_ptr<const engine::Rule> make_priority_class_count();
+std::unique_ptr<const engine::Rule> make_priority_class_global_default();
+std::unique_ptr<const engine::Rule> make_priority_class_unknown();
+std::unique_ptr<const engine::Rule> make_priority_class_value_invalid();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
+std::unique_ptr<const engine::Rule> make_quota_gpu_not_integer();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
 
 }  // namespace gpuguard::rules

@@ -6,10 +6,20 @@ namespace gpuguard::rules {
 
 engine::Registry make_registry() {
   std::vector<std::unique_ptr<const engine::Rule>> rules;
+  rules.push_back(make_gpu_priority_class_missing());
   rules.push_back(make_gpu_request_limit_mismatch());
   rules.push_back(make_gpu_toleration_missing());
+  rules.push_back(make_limitrange_exceeds_quota());
+  rules.push_back(make_limitrange_gpu_default_injection());
+  rules.push_back(make_limitrange_gpu_default_invalid());
+  rules.push_back(make_limitrange_gpu_default_missing());
+  rules.push_back(make_namespace_gpu_quota_missing());
   rules.push_back(make_priority_class_count());
+  rules.push_back(make_priority_class_global_default());
+  rules.push_back(make_priority_class_unknown());
+  rules.push_back(make_priority_class_value_invalid());
   rules.push_back(make_quota_gpu_key_ignored());
+  rules.push_back(make_quota_gpu_not_integer());
   rules.push_back(make_schema_invalid());
   return engine::Registry(std::move(rules));
 }
