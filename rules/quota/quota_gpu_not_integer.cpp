@@ -8,11 +8,18 @@ namespace {
 
 using namespace engine;
 
-// The whole part of a non-negative quantity ("1.5" → "1").
-std::string whole_part(const Quantity& q) {
+// The whole part of a non-negative quantity ("1.5" → "1"), and the next whole number ("2").
+std::pair<std::string, std::string> whole_parts(const Quantity& q) {
   std::string s = q.to_string();
   auto dot = s.find('.');
-  return dot == std::string::npos ? s : s.substr(0, dot);
+  std::string whole = dot == std::string::npos ? s : s.substr(0, dot);
+  // Add one to the decimal digits (no overflow: quantities are capped far below any digit limit).
+  std::string next = whole;
+  int i = static_cast<int>(next.size()) - 1;
+  while (i >= 0 && next[static_cast<size_t>(i)] == '9') next[static_cast<size_t>(i--)] = '0';
+  if (i < 0) next.insert(next.begin(), '1');
+  else ++next[static_cast<size_t>(i)];
+  return {whole, next};
 }
 
 class QuotaGpuNotInteger final : public Rule {
@@ -83,12 +90,12 @@ spec:
       auto q = Quantity::from_json(value);
       if (!q || q->is_integer() || q->is_negative()) continue;
       const std::string what = "`" + key + ": " + q->to_string() + "` is not a whole number";
-      const std::string whole = whole_part(*q);
+      const auto [whole, next] = whole_parts(*q);
       if (tracked)
         ctx.report(pointer_join("/spec/hard", key),
                    what + ": the API server accepts it (it does not integer-check `requests.` keys), but pods only "
                           "ask for whole GPUs, so the namespace can use at most " + whole + " " + std::string(resource) +
-                          ", never " + q->to_string() + "; write " + whole + " or " + std::to_string(std::stoll(whole) + 1));
+                          ", never " + q->to_string() + "; write " + whole + " or " + next);
       else
         ctx.report(pointer_join("/spec/hard", key),
                    what + ": the API server rejects the ResourceQuota (\"must be an integer\")");
