@@ -134,17 +134,17 @@ spec:
         const json* gv = global ? member(global->body, "value") : nullptr;
         if (!global || (v && gv && as_int(*v) < as_int(*gv))) global = pc;  // the lowest wins
       }
-    std::string now = "its pods get priority 0 (no globalDefault class)";
+    std::string now = "priority 0 (no globalDefault class)";
     if (global) {
       const json* v = member(global->body, "value");
-      now = "its pods get the globalDefault class " + global->name +
+      now = "the globalDefault class " + global->name +
             (v && as_int(*v) ? " (" + std::to_string(*as_int(*v)) + ")" : std::string());
     } else if (!inv.complete()) {
-      now = "its pods get the globalDefault class if the cluster has one, else priority 0";
+      now = "the globalDefault class if the cluster has one, else priority 0";
     }
     for (const auto& t : static_cast<State*>(ctx.state())->templates) {
       const std::string& ns = t.object.namespace_;
-      std::string msg = t.what + " requests GPUs but names no priorityClassName: " + now +
+      std::string msg = t.what + " requests GPUs but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
                         ", so GPU preemption cannot tell it from any other pod (seed 9.5)";
       std::string cls, from;
       if (const json* d = defaults ? member(*defaults, ns) : nullptr; d && d->is_string() && !d->get_ref<const std::string&>().empty()) {
