@@ -83,7 +83,8 @@ class LimitRangeGpuDefaultInjection final : public Rule {
         "(`plugin/pkg/admission/limitranger/admission.go` @8f672ecf, an older stored version [V]) applies "
         "`default` to limits and `defaultRequest` to requests of every `spec.containers[]` and "
         "`spec.initContainers[]` entry that lacks the resource, native sidecars included; ephemeral "
-        "containers are not touched.",
+        "containers are not touched. Checked again with search (code corpus): a newer copy of the plugin (the one "
+        "with `exceedsAllowed`) keeps the same loop over `Containers` and `InitContainers`.",
         "facts/kubernetes-and-queues.md §1.2 — `SetDefaults_LimitRangeItem` (`pkg/apis/core/v1/defaults.go` "
         "@e34b0935): max → default, default → defaultRequest, min → defaultRequest; §1.3 — a GPU request "
         "without a limit is rejected (\"Limit must be set for non overcommitable resources\").",
