@@ -29,7 +29,7 @@ struct Workspace {
   Workspace() {
     test::write_file(dir.path() / "deploy" / "pod.yaml",
                      "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: ml}\nspec:\n  containers:\n"
-                     "  - name: c\n    image: x\n    resources: {requests: {nvidia.com/gpu: 1}}\n");
+                     "  - name: c\n    image: x\n    resources: {requests: {nvidia.com/gpu: 1}}\n  priorityClassName: only\n");
     test::write_file(dir.path() / "deploy" / "quota.yaml",
                      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: ml}\nspec:\n  hard:\n"
                      "    limits.nvidia.com/gpu: 4  # a comment, a comma, and a\n");
@@ -139,7 +139,7 @@ for s in root.findall("testsuite"):
 )",
                                (ws.dir.path() / "out.xml").string()});
   REQUIRE_MESSAGE(py.exit_code == 0, py.err);
-  CHECK(py.out.find("deploy/pod.yaml 1 2 0") != std::string::npos);  // request without limit + toleration
+  CHECK(py.out.find("deploy/pod.yaml 1 3 0") != std::string::npos);  // request without limit + toleration + no GPU quota in ml
   CHECK(py.out.find("deploy/quota.yaml 1 1 0") != std::string::npos);
   CHECK(py.out.find("deploy/suppressed.yaml 1 0 0") != std::string::npos);
   CHECK(py.out.find("deploy/broken.yaml 1 0 1") != std::string::npos);

@@ -1,0 +1,182 @@
+// gpu-priority-class-missing: a GPU pod template names no PriorityClass.
+
+#include "engine/inventory.h"
+#include "engine/kinds.h"
+#include "rules/all.h"
+#include "rules/priority/names.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+inline constexpr std::string_view kNamespaceDefaultAnnotation = "gpuguard.io/default-priority-class";
+
+struct Template {
+  ObjectRef object;
+  std::string spec_pointer;
+  Pos pos;
+  std::string what;
+  bool has_priority = false;  // spec.priority is set: adding a class could contradict it
+};
+
+struct State final : RuleState {
+  std::vector<Template> templates;
+};
+
+class GpuPriorityClassMissing final : public Rule {
+ public:
+  GpuPriorityClassMissing() {
+    info_.id = "gpu-priority-class-missing";
+    info_.severity = Severity::warning;
+    info_.category = "priority";
+    info_.seed = "9.5";
+    info_.summary = "A GPU pod template names no PriorityClass";
+    info_.rationale =
+        "When GPUs run out, priority decides who waits and who is preempted (seed 9.4, 9.5: \"preemption via "
+        "PriorityClass\", a ladder of 3–5 classes). A GPU pod without `priorityClassName` gets the global "
+        "default class, or priority 0 if there is none: a critical training run and a forgotten notebook are "
+        "then equal, and neither can preempt the other.\n\n"
+        "Workloads whose controller sets the pods' class are left alone: a Volcano Job's "
+        "`spec.priorityClassName` is copied to the pods of tasks that name none, and so is KubeRay's "
+        "`ray.io/priority-class-name` label. Kubeflow's `runPolicy.schedulingPolicy.priorityClass` and Kueue's "
+        "`kueue.x-k8s.io/priority-class` label do not reach the pods (they set the PodGroup's or the Kueue "
+        "Workload's priority), so the pods still need a class of their own.";
+    info_.remediation =
+        "Set `priorityClassName` on the pod template. The fix (and the mutating webhook, for Pods) sets the "
+        "namespace's default class: `params.defaults` in the config (`{team-a: training}`), else the "
+        "annotation `gpuguard.io/default-priority-class` on the Namespace object. Where neither names a class "
+        "there is no fix; with a complete inventory, neither is there one for a class that does not exist, or "
+        "for a pod that sets `spec.priority` itself.";
+    info_.checks = pod_template_kinds();
+    info_.reads = {KindRef{"", "Namespace"}, KindRef{"scheduling.k8s.io", "PriorityClass"}};
+    info_.has_fix = true;
+    info_.params = {
+        ParamSpec{"defaults", ParamType::string_map, json::object(),
+                  "default PriorityClass per namespace, used by the fix (before the Namespace annotation "
+                  "gpuguard.io/default-priority-class)",
+                  std::nullopt, std::nullopt},
+    };
+    info_.facts = {
+        "Seed 9.4/9.5 (design.md §1): preemption via PriorityClass; 3–5 classes.",
+        "facts/kubernetes-and-queues.md §1.4 — a pod without a class gets the globalDefault class's value, or 0 "
+        "(`plugin/pkg/admission/priority/admission.go` @acd88a09).",
+        "Checked with search (code corpus): volcano-sh/volcano job controller `createJobPod` copies "
+        "`job.Spec.PriorityClassName` to pods whose template names none; kuberay `volcano_scheduler.go` "
+        "`AddMetadataToPod` sets `pod.Spec.PriorityClassName` from the `ray.io/priority-class-name` label; "
+        "training-operator passes `schedulingPolicy.priorityClass` only to the PodGroup; Kueue's "
+        "WorkloadPriorityClass is \"independent from pod's priority\" (Kueue docs).",
+    };
+    info_.example_bad = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.06-py3
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+)";
+    info_.example_good = R"(apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: team-a
+spec:
+  template:
+    spec:
+      priorityClassName: training
+      restartPolicy: Never
+      containers:
+        - name: train
+          image: nvcr.io/nvidia/pytorch:24.06-py3
+          resources:
+            limits:
+              nvidia.com/gpu: 8
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    if (!obj.is_kubernetes_object()) return;
+    if (priority::inherited_pod_priority_class(obj)) return;
+    for (const auto& t : pod_templates(obj)) {
+      if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
+      const json* name = member(*t.spec, "priorityClassName");
+      if (name && name->is_string() && !name->get_ref<const std::string&>().empty()) continue;
+      Template tpl;
+      tpl.object = ctx.ref();
+      tpl.spec_pointer = t.spec_pointer();
+      tpl.pos = ctx.position_of(tpl.spec_pointer);
+      tpl.what = t.pointer.empty() ? "pod" : t.role.empty() ? "pod template" : "pod template (" + t.role + ")";
+      tpl.has_priority = member(*t.spec, "priority") != nullptr;
+      static_cast<State*>(ctx.state())->templates.push_back(std::move(tpl));
+    }
+  }
+
+  void finish(FinishContext& ctx) const override {
+    const Inventory& inv = ctx.inventory();
+    const json* defaults = member(ctx.params().values(), "defaults");
+    // The global default class, to say what the pods get now.
+    const Object* global = nullptr;
+    for (const Object* pc : inv.list("scheduling.k8s.io", "PriorityClass"))
+      if (bool_at(pc->body, "globalDefault") == std::optional<bool>(true)) {
+        const json* v = member(pc->body, "value");
+        const json* gv = global ? member(global->body, "value") : nullptr;
+        if (!global || (v && gv && as_int(*v) < as_int(*gv))) global = pc;  // the lowest wins
+      }
+    std::string now = "priority 0 (no globalDefault class)";
+    if (global) {
+      const json* v = member(global->body, "value");
+      now = "the globalDefault class " + global->name +
+            (v && as_int(*v) ? " (" + std::to_string(*as_int(*v)) + ")" : std::string());
+    } else if (!inv.complete()) {
+      now = "the globalDefault class if the cluster has one, else priority 0";
+    }
+    for (const auto& t : static_cast<State*>(ctx.state())->templates) {
+      const std::string& ns = t.object.namespace_;
+      std::string msg = t.what + " requests GPUs but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
+                        ", so GPU preemption cannot tell it from any other pod (seed 9.5)";
+      std::string cls, from;
+      if (const json* d = defaults ? member(*defaults, ns) : nullptr; d && d->is_string() && !d->get_ref<const std::string&>().empty()) {
+        cls = d->get<std::string>();
+        from = "params.defaults of gpu-priority-class-missing";
+      } else if (const Object* n = inv.find("", "Namespace", "", ns)) {
+        if (const json* a = n->annotation(kNamespaceDefaultAnnotation); a && a->is_string() && !a->get_ref<const std::string&>().empty()) {
+          cls = a->get<std::string>();
+          from = "annotation " + std::string(kNamespaceDefaultAnnotation) + " of Namespace " + ns;
+        }
+      }
+      std::optional<json> fix;
+      if (cls.empty()) {
+        msg += "; set priorityClassName (no default class is configured for namespace " + ns + ")";
+      } else if (t.has_priority) {
+        msg += "; set priorityClassName (not " + cls + " automatically: the template sets spec.priority, which must match the class)";
+      } else if (inv.complete() && !priority::is_builtin_priority_class(cls) && !inv.find("scheduling.k8s.io", "PriorityClass", "", cls)) {
+        msg += "; namespace " + ns + "'s default class " + cls + " (" + from + ") does not exist, so it is not applied";
+      } else {
+        msg += "; the fix sets " + cls + ", namespace " + ns + "'s default (" + from + ")";
+        fix = json::array({{{"op", "add"}, {"path", t.spec_pointer + "/priorityClassName"}, {"value", cls}}});
+      }
+      ctx.report(t.object, t.spec_pointer, t.pos, msg, std::move(fix));
+    }
+  }
+
+ private:
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_gpu_priority_class_missing() { return std::make_unique<GpuPriorityClassMissing>(); }
+
+}  // namespace gpuguard::rules

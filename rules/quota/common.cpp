@@ -1,0 +1,84 @@
+#include "rules/quota/common.h"
+
+#include <set>
+
+namespace gpuguard::rules::quota {
+
+using namespace engine;
+
+std::map<std::string, Quantity, std::less<>> tracked_gpus(const Object& quota, const ResourceMatcher& gpus) {
+  std::map<std::string, Quantity, std::less<>> out;
+  const json* hard = path(quota.body, {"spec", "hard"});
+  if (!hard || !hard->is_object()) return out;
+  for (const auto& [key, value] : hard->items()) {
+    if (!key.starts_with("requests.")) continue;
+    std::string resource = key.substr(9);
+    if (!gpus.matches(resource)) continue;
+    if (auto q = Quantity::from_json(value)) out[resource] = *q;
+  }
+  return out;
+}
+
+std::string GpuLimits::pointer(std::string_view field) const {
+  return pointer_join(pointer_join(item_pointer, field), resource);
+}
+
+std::vector<GpuLimits> container_gpu_limits(const Object& limitrange, const ResourceMatcher& gpus) {
+  std::vector<GpuLimits> out;
+  const json* limits = path(limitrange.body, {"spec", "limits"});
+  if (!limits || !limits->is_array()) return out;
+  for (size_t i = 0; i < limits->size(); ++i) {
+    const json& item = (*limits)[i];
+    if (string_at(item, "type") != std::optional<std::string_view>("Container")) continue;
+    auto list = [&](std::string_view field) -> const json* {
+      const json* l = member(item, field);
+      return l && l->is_object() ? l : nullptr;
+    };
+    std::set<std::string> names;
+    for (const char* f : {"max", "min", "default", "defaultRequest"})
+      if (const json* l = list(f))
+        for (const auto& [name, v] : l->items())
+          if (gpus.matches(name)) names.insert(name);
+    for (const auto& name : names) {
+      GpuLimits g;
+      g.resource = name;
+      g.item = i;
+      g.item_pointer = pointer_join("/spec/limits", i);
+      auto get = [&](std::string_view field) -> std::optional<Quantity> {
+        const json* l = list(field);
+        const json* v = l ? member(*l, name) : nullptr;
+        if (!v) return std::nullopt;
+        auto q = Quantity::from_json(*v);
+        return q ? std::optional<Quantity>(*q) : std::nullopt;
+      };
+      g.max = get("max");
+      g.min = get("min");
+      g.def = get("default");
+      g.def_request = get("defaultRequest");
+      // SetDefaults_LimitRangeItem, in its order.
+      if (g.def) {
+        g.eff_default = g.def;
+        g.default_from = "default";
+      } else if (g.max) {
+        g.eff_default = g.max;
+        g.default_from = "max";
+      }
+      if (g.def_request) {
+        g.eff_request = g.def_request;
+        g.request_from = "defaultRequest";
+      } else if (g.eff_default) {
+        g.eff_request = g.eff_default;
+        g.request_from = g.default_from;
+      } else if (g.min) {
+        g.eff_request = g.min;
+        g.request_from = "min";
+      }
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+std::string amount(const Quantity& q) { return q.to_string(); }
+
+}  // namespace gpuguard::rules::quota

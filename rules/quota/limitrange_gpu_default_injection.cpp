@@ -1,0 +1,272 @@
+// limitrange-gpu-default-injection: what a GPU LimitRange really does to the pods of its namespace.
+
+#include <map>
+
+#include "engine/inventory.h"
+#include "engine/kinds.h"
+#include "rules/all.h"
+#include "rules/quota/common.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+// A pod template, reduced to its containers' names, kinds and GPU amounts.
+struct Template {
+  ObjectRef ref;
+  std::string pointer;  // the template's spec
+  Pos pos;
+  std::string what;     // "Deployment team-a/train" (+ role)
+  json spec;            // {initContainers: [...], containers: [...]} with GPU resources only
+};
+
+struct State final : RuleState {
+  std::map<std::string, std::vector<Template>> namespaces;
+};
+
+enum class Effect : uint8_t { none, explicit_default, default_from_max, request_from_min };
+
+bool sets(const json& c, const std::string& resource) {
+  const json* res = member(c, "resources");
+  if (!res) return false;
+  for (const char* key : {"limits", "requests"})
+    if (const json* l = member(*res, key); l && member(*l, resource)) return true;
+  return false;
+}
+
+std::string join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
+class LimitRangeGpuDefaultInjection final : public Rule {
+ public:
+  LimitRangeGpuDefaultInjection() {
+    info_.id = "limitrange-gpu-default-injection";
+    info_.severity = Severity::warning;
+    info_.category = "quota";
+    info_.seed = "9.5";
+    info_.summary = "A GPU LimitRange gives GPUs to containers that do not ask for them, or makes pods that omit the GPU invalid";
+    info_.rationale =
+        "The seed's LimitRange (9.5) sets `default: {nvidia.com/gpu: 1}` \"to keep users from forgetting\". "
+        "The LimitRanger admission plugin applies a `type: Container` default to **every** container and "
+        "init container of every new pod in the namespace that does not set the resource itself — native "
+        "sidecars, service-mesh proxies, log shippers and init containers included (only ephemeral "
+        "containers are spared). A pod with one training container asking for 1 GPU and an `istio-proxy` "
+        "sidecar then holds 2 GPUs; a CPU-only web pod with a sidecar holds 2 GPUs it never uses.\n\n"
+        "The API's own defaulting of the LimitRange (`SetDefaults_LimitRangeItem`) makes it worse than it "
+        "reads:\n\n"
+        "- `max` alone becomes the `default`: `max: {nvidia.com/gpu: 8}` gives **8** GPUs to every container "
+        "that does not set one.\n"
+        "- `min` alone becomes the `defaultRequest` with no default limit: every container that omits the "
+        "GPU gets a GPU request without a limit, and pod validation rejects the pod (\"Limit must be set for "
+        "non overcommitable resources\").\n\n"
+        "With the pods of the namespace in the input, the rule names the workloads that would receive GPUs "
+        "they do not ask for (templates with several containers, init containers or sidecars; for `max` and "
+        "`min`, any container that omits the GPU). It also warns on the LimitRange itself, unless the "
+        "inventory is complete and every pod template of the namespace has a single container (then a "
+        "default of 1 does exactly what the seed means).";
+    info_.remediation =
+        "Prefer `default: {nvidia.com/gpu: 0}` (with `defaultRequest` 0): the cap (`max`) stays, and no "
+        "container gets a GPU it did not ask for. If you keep a default of 1, set `nvidia.com/gpu: 0` "
+        "explicitly in the sidecars and init containers of GPU pods (and in every container of CPU-only pods "
+        "in that namespace). Never leave a GPU `max` or `min` without an explicit `default`.";
+    info_.checks = pod_template_kinds();
+    info_.checks.push_back(KindRef{"", "LimitRange"});
+    info_.reads = {KindRef{"", "LimitRange"}};
+    info_.facts = {
+        "facts/kubernetes-and-queues.md §1.2 — LimitRanger `mergePodResourceRequirements` "
+        "(`plugin/pkg/admission/limitranger/admission.go` @8f672ecf, an older stored version [V]) applies "
+        "`default` to limits and `defaultRequest` to requests of every `spec.containers[]` and "
+        "`spec.initContainers[]` entry that lacks the resource, native sidecars included; ephemeral "
+        "containers are not touched. Checked again with search (code corpus): a newer copy of the plugin (the one "
+        "with `exceedsAllowed`) keeps the same loop over `Containers` and `InitContainers`.",
+        "facts/kubernetes-and-queues.md §1.2 — `SetDefaults_LimitRangeItem` (`pkg/apis/core/v1/defaults.go` "
+        "@e34b0935): max → default, default → defaultRequest, min → defaultRequest; §1.3 — a GPU request "
+        "without a limit is rejected (\"Limit must be set for non overcommitable resources\").",
+        "Pod GPU totals follow the scheduler's sum (regular containers and sidecars added, init containers "
+        "as a maximum), as `engine/podspec.h` `pod_requests` computes them.",
+    };
+    info_.example_bad = R"(apiVersion: v1
+kind: LimitRange
+metadata:
+  name: team-a-defaults
+  namespace: team-a
+spec:
+  limits:
+    - type: Container
+      max:
+        nvidia.com/gpu: 8
+      default:
+        nvidia.com/gpu: 1
+      defaultRequest:
+        nvidia.com/gpu: 1
+)";
+    info_.example_good = R"(apiVersion: v1
+kind: LimitRange
+metadata:
+  name: team-a-defaults
+  namespace: team-a
+spec:
+  limits:
+    - type: Container
+      max:
+        nvidia.com/gpu: 8
+      default:
+        nvidia.com/gpu: 0
+      defaultRequest:
+        nvidia.com/gpu: 0
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    if (!obj.is_kubernetes_object() || obj.cluster_scoped()) return;
+    const auto& gpus = ctx.settings().gpu_resources;
+    for (const auto& t : pod_templates(obj)) {
+      Template tpl;
+      tpl.ref = ctx.ref();
+      tpl.pointer = t.spec_pointer();
+      tpl.pos = ctx.position_of(tpl.pointer);
+      tpl.what = obj.gvk.kind + " " + ctx.namespace_of_object() + "/" + (obj.name.empty() ? obj.generate_name : obj.name);
+      if (!t.role.empty()) tpl.what += " (" + t.role + ")";
+      tpl.spec = {{"initContainers", json::array()}, {"containers", json::array()}};
+      for (const auto& c : containers(t)) {
+        json small = {{"name", std::string(c.name)}};
+        if (c.kind == Container::Kind::sidecar) small["restartPolicy"] = "Always";
+        if (const json* res = member(*c.body, "resources"); res && res->is_object())
+          for (const char* key : {"limits", "requests"})
+            if (const json* l = member(*res, key); l && l->is_object())
+              for (const auto& [name, v] : l->items())
+                if (gpus.matches(name)) small["resources"][key][name] = v;
+        tpl.spec[c.kind == Container::Kind::regular ? "containers" : "initContainers"].push_back(std::move(small));
+      }
+      static_cast<State*>(ctx.state())->namespaces[ctx.namespace_of_object()].push_back(std::move(tpl));
+    }
+  }
+
+  void finish(FinishContext& ctx) const override {
+    const Inventory& inv = ctx.inventory();
+    auto& state = *static_cast<State*>(ctx.state());
+    const auto& gpus = ctx.settings().gpu_resources;
+    static const std::vector<Template> kNone;
+    for (const Object* lr : inv.list("", "LimitRange")) {
+      const std::string& ns = inv.namespace_of(*lr);
+      auto it = state.namespaces.find(ns);
+      const std::vector<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
+      const std::string lr_name = "LimitRange " + ns + "/" + lr->name;
+      for (const auto& g : quota::container_gpu_limits(*lr, gpus)) {
+        Effect effect = Effect::none;
+        if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())
+          effect = g.default_from == "max" ? Effect::default_from_max : Effect::explicit_default;
+        else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
+          effect = Effect::request_from_min;
+        if (effect == Effect::none) continue;
+        const std::string r = g.resource;
+
+        std::vector<std::string> affected;
+        for (const auto& tpl : templates) {
+          std::vector<std::string> receivers;
+          size_t total = 0;
+          json injected = tpl.spec;
+          for (const char* list : {"initContainers", "containers"})
+            for (auto& c : injected[list]) {
+              ++total;
+              if (sets(c, r)) continue;
+              Container desc{&c, "", string_at(c, "name").value_or(""),
+                             std::string(list) == "containers" ? Container::Kind::regular
+                             : string_at(c, "restartPolicy") == std::optional<std::string_view>("Always") ? Container::Kind::sidecar
+                                                                                                         : Container::Kind::init};
+              receivers.push_back(describe(desc));
+              if (effect != Effect::request_from_min) c["resources"]["limits"][r] = g.eff_default->to_string();
+              c["resources"]["requests"][r] = g.eff_request ? g.eff_request->to_string() : g.eff_default->to_string();
+            }
+          if (receivers.empty()) continue;
+          if (effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
+          affected.push_back(tpl.what);
+          report_template(ctx, tpl, injected, receivers, total, effect, g, lr_name);
+        }
+
+        if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected.empty()) continue;
+        std::string here;
+        if (!affected.empty()) {
+          std::vector<std::string> first(affected.begin(), affected.begin() + std::min<size_t>(affected.size(), 3));
+          here = "; in this namespace: " + join(first) + (affected.size() > 3 ? " and " + std::to_string(affected.size() - 3) + " more" : "");
+        }
+        const std::string d = g.eff_default ? g.eff_default->to_string() : "";
+        switch (effect) {
+          case Effect::explicit_default:
+            ctx.report(*lr, g.pointer("default"),
+                       "default " + r + ": " + d + " is given by the LimitRanger to every container and init container in namespace " +
+                           ns + " that does not set " + r + ", native sidecars included: a pod with one GPU container and a sidecar holds " +
+                           (g.eff_default->to_int64() ? std::to_string(*g.eff_default->to_int64() + 1) : "more") +
+                           " GPUs instead of 1; use default " + r + ": 0, or set " + r + ": 0 on every sidecar and init container" + here);
+            break;
+          case Effect::default_from_max:
+            ctx.report(*lr, g.pointer("max"),
+                       "max " + r + ": " + d + " has no default, so the API sets default and defaultRequest to " + d +
+                           ": every container and init container in namespace " + ns + " that does not set " + r +
+                           ", sidecars included, gets " + d + " GPUs; write default: {" + r + ": 0} explicitly" + here);
+            break;
+          case Effect::request_from_min:
+            ctx.report(*lr, g.pointer("min"),
+                       "min " + r + ": " + g.eff_request->to_string() + " without a default or max makes the API set defaultRequest " +
+                           g.eff_request->to_string() + " and no default limit: every container in namespace " + ns + " that omits " + r +
+                           " gets a GPU request without a limit, and the API server rejects its pod (\"Limit must be set for non "
+                           "overcommitable resources\"); add default and defaultRequest (0, or the min)" + here);
+            break;
+          case Effect::none: break;
+        }
+      }
+    }
+  }
+
+ private:
+  static void report_template(FinishContext& ctx, const Template& tpl, const json& injected,
+                              const std::vector<std::string>& receivers, size_t total, Effect effect,
+                              const quota::GpuLimits& g, const std::string& lr_name) {
+    const std::string& r = g.resource;
+    if (effect == Effect::request_from_min) {
+      ctx.report(tpl.ref, tpl.pointer, tpl.pos,
+                 lr_name + " (min " + r + ": " + g.eff_request->to_string() + ", no default) gives " + join(receivers) + " of " +
+                     tpl.what + " a " + r + " request of " + g.eff_request->to_string() +
+                     " without a limit: the API server rejects every such pod (\"Limit must be set for non overcommitable resources\")");
+      return;
+    }
+    auto gpus_of = [&](const json& spec) {
+      json holder = {{"spec", spec}};
+      PodTemplate t{"", &holder, &holder["spec"], 1, ""};
+      return pod_requests(t).get(r);
+    };
+    const Quantity before = gpus_of(tpl.spec);
+    const Quantity after = gpus_of(injected);
+    const std::string d = g.eff_default->to_string();
+    const std::string source = lr_name + " (" + (effect == Effect::default_from_max ? "max " + r + ": " + d + ", which the API makes the default" : "default " + r + ": " + d) + ")";
+    std::string msg;
+    if (receivers.size() == total && total == 1)
+      msg = "the only container of " + tpl.what + " gets " + r + ": " + d + " from " + source + ", though it does not ask for it";
+    else if (receivers.size() == total)
+      msg = "each of the " + std::to_string(total) + " containers of " + tpl.what + " gets " + r + ": " + d + " from " + source +
+            ", though none asks for it";
+    else
+      msg = source + " gives " + r + ": " + d + " to " + join(receivers) + " of " + tpl.what + ", which do" +
+            (receivers.size() == 1 ? "es" : "") + " not ask for it";
+    msg += ": each pod holds " + after.to_string() + " " + r + (before.is_zero() ? " instead of none" : " instead of " + before.to_string()) +
+           "; set " + r + ": 0 on " + (receivers.size() == 1 ? "that container" : "those containers") + ", or make the default 0";
+    ctx.report(tpl.ref, tpl.pointer, tpl.pos, msg);
+  }
+
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_limitrange_gpu_default_injection() { return std::make_unique<LimitRangeGpuDefaultInjection>(); }
+
+}  // namespace gpuguard::rules
