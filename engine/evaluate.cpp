@@ -160,12 +160,14 @@ class FinishCtx final : public FinishContext {
     f.fix = std::move(fix);
     impl_.push(rule_, std::move(f));
   }
-  void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message) override {
+  void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
+              std::optional<json> fix) override {
     Finding f;
     f.message = std::move(message);
     f.object = obj;
     f.pos = pos.known() ? pos : obj.pos;
     f.pointer = std::move(pointer);
+    f.fix = std::move(fix);
     impl_.push(rule_, std::move(f));
   }
   void report_scope(std::string message) override {

@@ -148,8 +148,10 @@ class FinishContext {
   // Findings about a kept object (the inventory's), resolved to a position now.
   virtual void report(const Object& obj, std::string pointer, std::string message,
                       std::optional<json> fix = std::nullopt) = 0;
-  // Findings about an object seen in `check` whose tree is gone: its ref and position.
-  virtual void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message) = 0;
+  // Findings about an object seen in `check` whose tree is gone: its ref and position, and a fix
+  // the rule built in `check` and decided on in `finish` (e.g. from a namespace's default).
+  virtual void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
+                      std::optional<json> fix = std::nullopt) = 0;
   // A finding about the scope as a whole (no object carries it, e.g. "no PriorityClass at all").
   virtual void report_scope(std::string message) = 0;
   // Whether findings on this object are wanted: always in the linter; in the webhook only the
