@@ -23,7 +23,7 @@ json gpu_pod(bool with_limit, const std::string& name = "train") {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", "ml"}}},
-          {"spec", {{"tolerations", {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}}, {"containers", {{{"name", "c"}, {"image", "pytorch"}, {"resources", res}}}}}}};
+          {"spec", {{"nodeSelector", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}}, {"tolerations", {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}}, {"containers", {{{"name", "c"}, {"image", "pytorch"}, {"resources", res}}}}}}};
 }
 
 json review(const json& object, const std::string& op = "CREATE", const std::string& version = "v1",
