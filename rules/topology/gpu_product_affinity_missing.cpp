@@ -57,7 +57,8 @@ class GpuProductAffinityMissing final : public Rule {
         "every ResourceFlavor its ClusterQueue offers for the GPU resource sets such a label in "
         "`nodeLabels` (Kueue adds the flavor's node labels to the pods' node selector when it admits "
         "the workload); the rule follows `kueue.x-k8s.io/queue-name` → LocalQueue → ClusterQueue → "
-        "ResourceFlavors when they are in the inventory.";
+        "ResourceFlavors when they are in the inventory (a workload without the label follows the namespace's "
+        "LocalQueue named `default`, which Kueue's LocalQueueDefaulting assigns).";
     info_.remediation =
         "Require the model, e.g. `nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}` (the "
         "exact GFD value: it is case-sensitive), or route the workload through a Kueue ResourceFlavor "
@@ -196,7 +197,11 @@ spec:
     const json* defaults = member(ctx.params().values(), "defaultProducts");
     for (const auto& u : st->unpinned) {
       std::string why_not;  // why Kueue's flavors do not pin it, when the queue is known
-      if (!u.queue.empty() && kueue_pins(inv, u, pins, why_not)) continue;
+      // Without the label Kueue defaults the queue to a LocalQueue named `default` (LocalQueueDefaulting).
+      const std::string queue = !u.queue.empty() ? u.queue
+                                : inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_, "default") ? "default"
+                                                                                                         : "";
+      if (!queue.empty() && kueue_pins(inv, u, queue, pins, why_not)) continue;
       // The product for the fix.
       std::string product, from;
       if (const Object* ns = inv.find("", "Namespace", "", u.ref.namespace_))
@@ -239,8 +244,9 @@ spec:
  private:
   // Whether every ResourceFlavor the workload's ClusterQueue offers for its GPU resources sets a
   // pinning node label. `why_not` says what was missing or unpinned.
-  static bool kueue_pins(const Inventory& inv, const Unpinned& u, const std::vector<std::string>& pins, std::string& why_not) {
-    const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_, u.queue);
+  static bool kueue_pins(const Inventory& inv, const Unpinned& u, const std::string& queue, const std::vector<std::string>& pins,
+                         std::string& why_not) {
+    const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_, queue);
     if (!lq) return false;
     const json* lq_spec = member(lq->body, "spec");
     auto cq_name = lq_spec ? string_at(*lq_spec, "clusterQueue") : std::nullopt;
@@ -262,7 +268,7 @@ spec:
         for (const auto& f : *fl)
           if (auto n = string_at(f, "name")) flavors.emplace_back(*n);
     }
-    const std::string via = "LocalQueue " + u.queue + " → ClusterQueue " + std::string(*cq_name);
+    const std::string via = "LocalQueue " + queue + " → ClusterQueue " + std::string(*cq_name);
     if (flavors.empty()) {
       why_not = via + " covers none of its GPU resources";
       return false;

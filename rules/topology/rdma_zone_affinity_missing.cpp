@@ -103,8 +103,10 @@ class RdmaZoneAffinityMissing final : public Rule {
         "(volcano-sh/apis `pkg/apis/batch/v1alpha1/labels.go`), Kubeflow `JobNameLabel = "
         "\"training.kubeflow.org/job-name\"` (training-operator `common_types.go`), JobSet `JobSetNameKey = "
         "\"jobset.sigs.k8s.io/jobset-name\"` (jobset `api/jobset/v1alpha2/jobset_types.go`).",
-        "Inter-pod affinity: a pod whose required affinity term matches no pod yet may still schedule when "
-        "it matches its own term (kube-scheduler InterPodAffinity Filter, \"the first pod of a group\").",
+        "Inter-pod affinity: when no pod in the cluster matches a pod's required affinity terms and the pod "
+        "matches its own terms, the Filter lets it pass (\"This pod may be the first pod in a series that have "
+        "affinity to themselves\", kube-scheduler `pkg/scheduler/framework/plugins/interpodaffinity/filtering.go` "
+        "`satisfyPodAffinity`, read in the index), so the first member of the gang chooses the zone.",
     };
     info_.params = {
         ParamSpec{"rdmaResources", ParamType::string_list,
