@@ -53,7 +53,8 @@ class GpuProductAffinityMissing final : public Rule {
         "The model counts as pinned when the pod template has a `nodeSelector` on one of those labels "
         "(parameter `nodeLabels`), or a required node affinity where **every** node-selector term "
         "(terms are ORed) has an `In`, `Gt` or `Lt` requirement on one. `Exists` does not pin a model, "
-        "and a *preferred* affinity is only a score: neither counts. A Kueue workload is pinned too when "
+        "and a *preferred* affinity is only a score: neither counts. Pods bound to a node by `nodeName`, and "
+        "DaemonSets (which run on every node they select), are skipped. A Kueue workload is pinned too when "
         "every ResourceFlavor its ClusterQueue offers for the GPU resource sets such a label in "
         "`nodeLabels` (Kueue adds the flavor's node labels to the pods' node selector when it admits "
         "the workload); the rule follows `kueue.x-k8s.io/queue-name` → LocalQueue → ClusterQueue → "
@@ -134,10 +135,13 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     const auto pins = ctx.params().strings("nodeLabels");
     auto is_pin = [&](std::string_view key) { return std::find(pins.begin(), pins.end(), key) != pins.end(); };
+    // A DaemonSet runs on every node it selects: its GPU pods follow the nodes, whatever the model.
+    if (obj.is("apps", "DaemonSet")) return;
     for (const auto& t : pod_templates(obj)) {
       auto gpus = pod_gpus(t, ctx.settings().gpu_resources);
       if (gpus.empty()) continue;
       const json& spec = *t.spec;
+      if (auto node = string_at(spec, "nodeName"); node && !node->empty()) continue;  // bound to one node
       // nodeSelector on a pinning label.
       if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object()) {
         bool pinned = false;

@@ -73,7 +73,8 @@ class RdmaZoneAffinityMissing final : public Rule {
         "annotation; JobSet's `alpha.jobset.sigs.k8s.io/exclusive-topology` on a label in "
         "`zoneLabels` (it keeps each child Job's pods in one domain, one Job per domain). A preferred "
         "affinity or Kueue's `podset-preferred-topology` is only a score: the scheduler still splits "
-        "the job when the preferred zone is full, and the message says so.\n\n"
+        "the job when the preferred zone is full, and the message says so. DaemonSets (one pod per node, "
+        "e.g. an RDMA device plugin or a network test) are skipped.\n\n"
         "The severity is `error` because a split RDMA job does not work, not because the API rejects "
         "it; lower it in the config where every RDMA node is in one zone.";
     info_.remediation =
@@ -176,6 +177,8 @@ spec:
     const re2::RE2* rdma_networks = ctx.params().regex("rdmaNetworks");
     const auto zone_labels = ctx.params().strings("zoneLabels");
     auto is_zone = [&](std::string_view key) { return std::find(zone_labels.begin(), zone_labels.end(), key) != zone_labels.end(); };
+    // A DaemonSet's pods are one per node, not a job whose members talk to each other.
+    if (obj.is("apps", "DaemonSet")) return;
     for (const auto& t : pod_templates(obj)) {
       // RDMA signals.
       std::set<std::string> signals;
