@@ -47,8 +47,10 @@ class ZoneLabelDeprecated final : public Rule {
     info_.facts = {
         "facts/kubernetes-and-queues.md §6 — `topology.kubernetes.io/zone` is GA; "
         "`failure-domain.beta.kubernetes.io/zone` is \"deprecated since 1.17\" (k8s.io/api `core/v1/well_known_labels.go`, "
-        "`LabelFailureDomainBetaZone` / `LabelFailureDomainBetaRegion`; the exact path was [U] in the facts, and "
-        "third-party code in the index still reads the beta label only as a fallback to the GA one).",
+        "`LabelFailureDomainBetaZone` / `LabelFailureDomainBetaRegion`). The path was [U] in the facts; I found the "
+        "constants in the index under \"Deprecated labels - kept for backwards compatibility\" with \"deprecated since "
+        "1.17. Use LabelTopologyZone instead\", and cloud-provider-azure cites them at kubernetes/api "
+        "`core/v1/well_known_labels.go`. Third-party code in the index reads the beta label only as a fallback to the GA one.",
     };
     info_.example_bad = R"(apiVersion: apps/v1
 kind: Deployment
