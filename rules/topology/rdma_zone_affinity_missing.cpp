@@ -58,13 +58,16 @@ class RdmaZoneAffinityMissing final : public Rule {
         "distributed job that talk over RDMA must land in one zone, or NCCL falls back to TCP (if it "
         "can) or the job hangs at its first collective; seed 9.3: \"keep RDMA and storage in one "
         "zone\". Nothing in Kubernetes does this by itself: the scheduler places each pod on its own.\n\n"
-        "**What counts as RDMA.** A container that requests (or limits) a resource matching "
-        "`rdmaResources` — the RDMA shared device plugin's `rdma/*`, the network operator's "
-        "`nvidia.com/hostdev` and `nvidia.com/mlnxnics`, SR-IOV pools named `*/sriov*` — or a Multus "
-        "annotation `k8s.v1.cni.cncf.io/networks` naming a network that matches `rdmaNetworks` "
-        "(default: a name containing rdma, roce, infiniband or ipoib). A Multus annotation alone is "
-        "*not* RDMA: Multus attaches any secondary network (macvlan, bridge, a plain SR-IOV VF for "
-        "DPDK), and RDMA devices reach a pod only through a device-plugin resource.\n\n"
+        "**What counts as RDMA.** Any of: a container that requests (or limits) a resource matching "
+        "`rdmaResources` (the RDMA shared device plugin's `rdma/*`, the network operator's "
+        "`nvidia.com/hostdev` and `nvidia.com/mlnxnics`); a GPU pod that requests an SR-IOV VF pool "
+        "matching `sriovResources` (`*/sriov*`, GPUDirect RDMA over VFs); a Multus annotation "
+        "`k8s.v1.cni.cncf.io/networks` naming a network that matches `rdmaNetworks` (default: a name "
+        "containing rdma, roce, infiniband or ipoib). Not RDMA: an SR-IOV VF in a pod without a GPU "
+        "(plain Ethernet or DPDK as often as RDMA; whether a pool is RDMA is its `isRdma` selector, which "
+        "the pod does not show), and a Multus annotation naming other networks: Multus attaches any "
+        "secondary network (macvlan, bridge, a VF for DPDK), and RDMA devices reach a pod only through a "
+        "device-plugin resource.\n\n"
         "**What counts as a zone constraint** (required, never preferred): a `nodeSelector` or "
         "required node affinity that allows exactly one value of `topology.kubernetes.io/zone` (or of "
         "a narrower label in `zoneLabels`, e.g. `kubernetes.io/hostname`); a required pod affinity "
@@ -111,8 +114,12 @@ class RdmaZoneAffinityMissing final : public Rule {
     };
     info_.params = {
         ParamSpec{"rdmaResources", ParamType::string_list,
-                  json::array({"rdma/*", "nvidia.com/hostdev", "nvidia.com/mlnxnics", "*/sriov*"}),
+                  json::array({"rdma/*", "nvidia.com/hostdev", "nvidia.com/mlnxnics"}),
                   "resource names that give a container RDMA devices (`*` matches any run of characters)",
+                  std::nullopt, std::nullopt},
+        ParamSpec{"sriovResources", ParamType::string_list, json::array({"*/sriov*"}),
+                  "SR-IOV VF pools: RDMA only in a pod that also requests a GPU (GPUDirect RDMA); a VF alone may be "
+                  "plain Ethernet or DPDK",
                   std::nullopt, std::nullopt},
         ParamSpec{"rdmaNetworks", ParamType::regex, "(?i)rdma|roce|infiniband|ipoib",
                   "Multus network names (k8s.v1.cni.cncf.io/networks) that are RDMA networks (RE2, partial match)",
@@ -174,6 +181,7 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const auto rdma_resources = ctx.params().strings("rdmaResources");
+    const auto sriov_resources = ctx.params().strings("sriovResources");
     const re2::RE2* rdma_networks = ctx.params().regex("rdmaNetworks");
     const auto zone_labels = ctx.params().strings("zoneLabels");
     auto is_zone = [&](std::string_view key) { return std::find(zone_labels.begin(), zone_labels.end(), key) != zone_labels.end(); };
@@ -182,6 +190,7 @@ spec:
     for (const auto& t : pod_templates(obj)) {
       // RDMA signals.
       std::set<std::string> signals;
+      const bool gpu = requests_gpu(t, ctx.settings().gpu_resources);
       for (const auto& c : containers(t)) {
         const json* res = member(*c.body, "resources");
         if (!res) continue;
@@ -189,7 +198,7 @@ spec:
           const json* list = member(*res, key);
           if (!list || !list->is_object()) continue;
           for (const auto& [name, v] : list->items()) {
-            if (!glob_any(rdma_resources, name)) continue;
+            if (!glob_any(rdma_resources, name) && !(gpu && glob_any(sriov_resources, name))) continue;
             auto q = Quantity::from_json(v);
             if (q && q->is_zero()) continue;
             signals.insert(name);
