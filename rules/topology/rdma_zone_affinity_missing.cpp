@@ -73,7 +73,7 @@ class RdmaZoneAffinityMissing final : public Rule {
         "a narrower label in `zoneLabels`, e.g. `kubernetes.io/hostname`); a required pod affinity "
         "with such a `topologyKey` that selects the pod's own gang (any selector when the gang is not "
         "known); Kueue's `kueue.x-k8s.io/podset-required-topology` or `podset-slice-required-topology` "
-        "annotation; JobSet's `alpha.jobset.sigs.k8s.io/exclusive-topology` on a label in "
+        "annotation on any level but a region; JobSet's `alpha.jobset.sigs.k8s.io/exclusive-topology` on a label in "
         "`zoneLabels` (it keeps each child Job's pods in one domain, one Job per domain). A preferred "
         "affinity or Kueue's `podset-preferred-topology` is only a score: the scheduler still splits "
         "the job when the preferred zone is full, and the message says so. DaemonSets (one pod per node, "
@@ -261,14 +261,21 @@ spec:
       const json* ann = member(t.metadata(), "annotations");
       if (!ok && ann)
         for (std::string_view k : {kKueueRequiredTopology, kKueueSliceRequiredTopology})
-          if (auto v = string_at(*ann, k); v && !v->empty()) ok = true;
-      if (!ok && obj.is("jobset.x-k8s.io", "JobSet")) {
-        std::vector<const json*> mds = {&obj.metadata()};
-        // The child Job template's metadata: /spec/replicatedJobs/<i>/template/metadata.
-        const std::string suffix = "/spec/template";
-        if (t.pointer.ends_with(suffix)) {
-          json::json_pointer jp(t.pointer.substr(0, t.pointer.size() - suffix.size()) + "/metadata");
-          if (obj.body.contains(jp)) mds.push_back(&obj.body.at(jp));
+          if (auto v = string_at(*ann, k); v && !v->empty()) {
+            if (wider_than_zone(*v)) weak.push_back("Kueue's " + std::string(k) + ": " + std::string(*v) + " is wider than a zone");
+            else ok = true;  // a Topology level: zone or narrower (block, rack, host) in every Kueue example
+          }
+      if (!ok) {
+        // On the template (pods of a JobSet carry it), on the JobSet, or on its child Job template
+        // (/spec/replicatedJobs/<i>/template/metadata).
+        std::vector<const json*> mds = {&t.metadata()};
+        if (obj.is("jobset.x-k8s.io", "JobSet")) {
+          mds.push_back(&obj.metadata());
+          const std::string suffix = "/spec/template";
+          if (t.pointer.ends_with(suffix)) {
+            json::json_pointer jp(t.pointer.substr(0, t.pointer.size() - suffix.size()) + "/metadata");
+            if (obj.body.contains(jp)) mds.push_back(&obj.body.at(jp));
+          }
         }
         for (const json* md : mds)
           if (const json* a = member(*md, "annotations"))
@@ -319,6 +326,10 @@ spec:
   }
 
  private:
+  static bool wider_than_zone(std::string_view label) {
+    return label == "topology.kubernetes.io/region" || label == "failure-domain.beta.kubernetes.io/region";
+  }
+
   // Whether a pod-affinity term's label selector selects pods labelled key=value (and asks for no
   // more than labels the gang shares: only that requirement is checked).
   static bool selects(const json& term, const std::string& key, const std::string& value) {
