@@ -85,7 +85,8 @@ class GpuProductAffinityMissing final : public Rule {
     info_.params = {
         ParamSpec{"nodeLabels", ParamType::string_list,
                   json::array({"nvidia.com/gpu.product", "nvidia.com/gpu.memory", "node.kubernetes.io/instance-type"}),
-                  "node labels that pin a GPU model when required by nodeSelector, node affinity or a Kueue ResourceFlavor",
+                  "node labels that pin a GPU model when required by nodeSelector, node affinity or a Kueue ResourceFlavor "
+                  "(`nvidia.com/gpu.product` always does)",
                   std::nullopt, std::nullopt},
         ParamSpec{"defaultProducts", ParamType::string_map, json::object(),
                   "namespace → GFD product (`nvidia.com/gpu.product` value) the fix requires where the Namespace has "
@@ -134,7 +135,8 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const auto pins = ctx.params().strings("nodeLabels");
-    auto is_pin = [&](std::string_view key) { return std::find(pins.begin(), pins.end(), key) != pins.end(); };
+    // nvidia.com/gpu.product always pins (the fix requires it, so the fix settles whatever nodeLabels says).
+    auto is_pin = [&](std::string_view key) { return key == kProductLabel || std::find(pins.begin(), pins.end(), key) != pins.end(); };
     // A DaemonSet runs on every node it selects: its GPU pods follow the nodes, whatever the model.
     if (obj.is("apps", "DaemonSet")) return;
     for (const auto& t : pod_templates(obj)) {
@@ -231,7 +233,7 @@ spec:
           for (const json* e : match_expressions(term)) {
             auto key = string_at(*e, "key");
             auto op = string_at(*e, "operator");
-            if (key && std::find(pins.begin(), pins.end(), *key) != pins.end() && op &&
+            if (key && (*key == kProductLabel || std::find(pins.begin(), pins.end(), *key) != pins.end()) && op &&
                 (*op == "In" || *op == "Gt" || *op == "Lt") && !expr_values(*e).empty())
               return true;
           }
@@ -285,7 +287,7 @@ spec:
       bool pinned = false;
       if (nl && nl->is_object())
         for (const auto& [k, v] : nl->items())
-          if (std::find(pins.begin(), pins.end(), k) != pins.end() && v.is_string()) pinned = true;
+          if ((k == kProductLabel || std::find(pins.begin(), pins.end(), k) != pins.end()) && v.is_string()) pinned = true;
       if (!pinned) unpinned.push_back(name);
     }
     if (unpinned.empty()) return true;
