@@ -12,12 +12,15 @@ std::unique_ptr<const engine::Rule> make_gang_queue_missing();
 std::unique_ptr<const engine::Rule> make_gang_scheduler_name_mismatch();
 std::unique_ptr<const engine::Rule> make_gang_scheduling_missing();
 std::unique_ptr<const engine::Rule> make_gpu_priority_class_missing();
+std::unique_ptr<const engine::Rule> make_gpu_product_affinity_missing();
 std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
+std::unique_ptr<const engine::Rule> make_gpu_topology_large_request();
 std::unique_ptr<const engine::Rule> make_kueue_gpu_not_covered();
 std::unique_ptr<const engine::Rule> make_kueue_lending_over_nominal();
 std::unique_ptr<const engine::Rule> make_kueue_limit_without_cohort();
 std::unique_ptr<const engine::Rule> make_kueue_namespace_selector_missing();
+std::unique_ptr<const engine::Rule> make_kueue_queue_name_missing();
 std::unique_ptr<const engine::Rule> make_limitrange_exceeds_quota();
 std::unique_ptr<const engine::Rule> make_limitrange_gpu_default_injection();
 std::unique_ptr<const engine::Rule> make_limitrange_gpu_default_invalid();
@@ -35,8 +38,10 @@ std::unique_ptr<const engine::Rule> make_queue_reference_unknown();
 std::unique_ptr<const engine::Rule> make_queue_workload_classes_shared();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_quota_gpu_not_integer();
+std::unique_ptr<const engine::Rule> make_rdma_zone_affinity_missing();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
 std::unique_ptr<const engine::Rule> make_volcano_job_invalid();
 std::unique_ptr<const engine::Rule> make_volcano_queue_order_invalid();
+std::unique_ptr<const engine::Rule> make_zone_label_deprecated();
 
 }  // namespace gpuguard::rules

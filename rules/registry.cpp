@@ -11,12 +11,15 @@ engine::Registry make_registry() {
   rules.push_back(make_gang_scheduler_name_mismatch());
   rules.push_back(make_gang_scheduling_missing());
   rules.push_back(make_gpu_priority_class_missing());
+  rules.push_back(make_gpu_product_affinity_missing());
   rules.push_back(make_gpu_request_limit_mismatch());
   rules.push_back(make_gpu_toleration_missing());
+  rules.push_back(make_gpu_topology_large_request());
   rules.push_back(make_kueue_gpu_not_covered());
   rules.push_back(make_kueue_lending_over_nominal());
   rules.push_back(make_kueue_limit_without_cohort());
   rules.push_back(make_kueue_namespace_selector_missing());
+  rules.push_back(make_kueue_queue_name_missing());
   rules.push_back(make_limitrange_exceeds_quota());
   rules.push_back(make_limitrange_gpu_default_injection());
   rules.push_back(make_limitrange_gpu_default_invalid());
@@ -34,9 +37,11 @@ engine::Registry make_registry() {
   rules.push_back(make_queue_workload_classes_shared());
   rules.push_back(make_quota_gpu_key_ignored());
   rules.push_back(make_quota_gpu_not_integer());
+  rules.push_back(make_rdma_zone_affinity_missing());
   rules.push_back(make_schema_invalid());
   rules.push_back(make_volcano_job_invalid());
   rules.push_back(make_volcano_queue_order_invalid());
+  rules.push_back(make_zone_label_deprecated());
   return engine::Registry(std::move(rules));
 }
 

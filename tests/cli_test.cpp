@@ -11,11 +11,11 @@ using engine::json;
 namespace {
 const char* kErrorPod =
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n"
-    "    resources: {requests: {nvidia.com/gpu: 1}}\n  priorityClassName: training\n";
+    "    resources: {requests: {nvidia.com/gpu: 1}}\n  priorityClassName: training\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n";
 const char* kWarningQuota =
     "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: a}\nspec: {hard: {limits.nvidia.com/gpu: 4}}\n";
 const char* kCleanPod =
-    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n  priorityClassName: training\n";
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n    resources: {limits: {nvidia.com/gpu: 1}}\n  priorityClassName: training\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n";
 }  // namespace
 
 TEST_SUITE("cli") {

@@ -29,7 +29,7 @@ struct Workspace {
   Workspace() {
     test::write_file(dir.path() / "deploy" / "pod.yaml",
                      "apiVersion: v1\nkind: Pod\nmetadata: {name: train, namespace: ml}\nspec:\n  containers:\n"
-                     "  - name: c\n    image: x\n    resources: {requests: {nvidia.com/gpu: 1}}\n  priorityClassName: only\n");
+                     "  - name: c\n    image: x\n    resources: {requests: {nvidia.com/gpu: 1}}\n  priorityClassName: only\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n");
     test::write_file(dir.path() / "deploy" / "quota.yaml",
                      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: ml}\nspec:\n  hard:\n"
                      "    limits.nvidia.com/gpu: 4  # a comment, a comma, and a\n");

@@ -10,7 +10,7 @@ using gpuguard::test::lint;
 namespace {
 const char* kBadPod =
     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n%ANN%spec:\n  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n  containers:\n  - name: c\n    resources:\n"
-    "      requests: {nvidia.com/gpu: 1}\n  priorityClassName: training\n";
+    "      requests: {nvidia.com/gpu: 1}\n  priorityClassName: training\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n";  // the model pinned: gpu-product-affinity-missing is quiet
 
 std::string bad_pod(const std::string& annotations = "") {
   std::string s = kBadPod;
@@ -62,7 +62,7 @@ TEST_CASE("a pod template's ignore annotation covers findings inside the templat
   auto r = lint(
       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    metadata:\n"
       "      annotations: {gpuguard.io/ignore: \"gpu-request-limit-mismatch, gpu-toleration-missing\"}\n    spec:\n      containers:\n"
-      "      - name: c\n        resources: {requests: {nvidia.com/gpu: 1}}\n      priorityClassName: training\n");
+      "      - name: c\n        resources: {requests: {nvidia.com/gpu: 1}}\n      priorityClassName: training\n      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n");
   REQUIRE(r.findings.size() == 2);
   CHECK(r.findings[0].suppressed);
   CHECK(r.findings[1].suppressed);

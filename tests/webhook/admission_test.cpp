@@ -25,6 +25,7 @@ json gpu_pod(bool with_limit, const std::string& name = "train") {
           {"metadata", {{"name", name}, {"namespace", "ml"}}},
           {"spec", {{"tolerations", {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}},
                     {"priorityClassName", "training"},
+                    {"nodeSelector", {{"nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"}}},
                     {"containers", {{{"name", "c"}, {"image", "pytorch"}, {"resources", res}}}}}}};
 }
 

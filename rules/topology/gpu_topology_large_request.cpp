@@ -1,0 +1,139 @@
+// gpu-topology-large-request: a pod asking for many GPUs with no topology-aware placement hint.
+
+#include <algorithm>
+
+#include "engine/kinds.h"
+#include "rules/all.h"
+#include "rules/topology/common.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+using namespace topology;
+
+class GpuTopologyLargeRequest final : public Rule {
+ public:
+  GpuTopologyLargeRequest() {
+    info_.id = "gpu-topology-large-request";
+    info_.severity = Severity::info;
+    info_.category = "topology";
+    info_.seed = "9.3";
+    info_.summary = "A single pod asks for many GPUs without a NUMA- or topology-aware placement hint";
+    info_.rationale =
+        "A pod with 8 GPUs fills a whole node. How fast its GPUs talk to each other, to the NICs and to "
+        "the CPUs depends on where they sit: on the same NVLink/NVSwitch domain, PCIe switch and NUMA "
+        "node, or across sockets. The default scheduler sees only GPU counts; the kubelet's Topology "
+        "Manager can align devices and CPUs only on nodes configured for it, and the scheduler does "
+        "not know which nodes can. Seed 9.3: use NUMA- and topology-aware scheduling (scheduler-plugins) "
+        "for large jobs.\n\n"
+        "The rule accepts as a hint: a `schedulerName` in `topologySchedulers` (a scheduler profile "
+        "with scheduler-plugins' NodeResourceTopologyMatch, e.g. the upstream sample "
+        "`topo-aware-scheduler`), any Kueue topology annotation on the pod template "
+        "(`kueue.x-k8s.io/podset-*-topology`), or a `nodeSelector` / required node affinity on a label "
+        "in `topologyNodeLabels` (a node pool whose kubelets run a `single-numa-node` or `restricted` "
+        "Topology Manager policy). It is advice (info): many single-model nodes are fine without it.";
+    info_.remediation =
+        "Schedule large GPU pods with a NodeResourceTopologyMatch profile (scheduler-plugins, with the "
+        "NodeResourceTopology exporter on the nodes), or with Kueue topology-aware scheduling, or "
+        "select a node pool whose kubelets align devices (Topology Manager `single-numa-node` / "
+        "`restricted`) and list its label in `topologyNodeLabels`.";
+    info_.checks = pod_template_kinds();
+    info_.facts = {
+        "Seed 9.3 (design.md §1): NUMA / rack-aware scheduling via scheduler-plugins.",
+        "facts/kubernetes-and-queues.md §4 — NodeResourceTopologyMatch (Filter, Score) and its scoring "
+        "strategies; the first three need the kubelet `single-numa-node` Topology Manager policy "
+        "(scheduler-plugins README); the sample profile is named `topo-aware-scheduler` "
+        "(`manifests/noderesourcetopology/scheduler-config.yaml`, in the corpus).",
+        "facts/kubernetes-and-queues.md §3 — Kueue TAS pod-template annotations "
+        "`kueue.x-k8s.io/podset-{required,preferred,unconstrained,slice-required}-topology`.",
+    };
+    info_.params = {
+        ParamSpec{"minGpus", ParamType::integer, 8, "GPUs per pod from which the rule asks for a topology hint", 1, std::nullopt},
+        ParamSpec{"topologySchedulers", ParamType::string_list, json::array({"topo-aware-scheduler"}),
+                  "scheduler names whose profile runs NodeResourceTopologyMatch", std::nullopt, std::nullopt},
+        ParamSpec{"topologyNodeLabels", ParamType::string_list, json::array(),
+                  "node labels of pools whose kubelets run a topology-aligning Topology Manager policy", std::nullopt, std::nullopt},
+    };
+    info_.example_bad = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  containers:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.06-py3
+      resources:
+        limits:
+          nvidia.com/gpu: 8
+)";
+    info_.example_good = R"(apiVersion: v1
+kind: Pod
+metadata:
+  name: train
+spec:
+  schedulerName: topo-aware-scheduler
+  containers:
+    - name: train
+      image: nvcr.io/nvidia/pytorch:24.06-py3
+      resources:
+        limits:
+          nvidia.com/gpu: 8
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    const int64_t min = ctx.params().integer("minGpus");
+    const auto schedulers = ctx.params().strings("topologySchedulers");
+    const auto labels = ctx.params().strings("topologyNodeLabels");
+    auto is_label = [&](std::string_view k) { return std::find(labels.begin(), labels.end(), k) != labels.end(); };
+    for (const auto& t : pod_templates(obj)) {
+      Quantity total;
+      std::string what;
+      for (const auto& [name, q] : pod_gpus(t, ctx.settings().gpu_resources)) {
+        total = total + q;
+        what += (what.empty() ? "" : ", ") + name + ": " + q.to_string();
+      }
+      if (total < Quantity::from_int(min)) continue;
+      const json& spec = *t.spec;
+      if (auto s = string_at(spec, "schedulerName"); s && std::find(schedulers.begin(), schedulers.end(), *s) != schedulers.end())
+        continue;
+      bool hint = false;
+      if (const json* ann = member(t.metadata(), "annotations"))
+        for (std::string_view k : {kKueueRequiredTopology, kKueuePreferredTopology, kKueueSliceRequiredTopology, kKueueUnconstrainedTopology})
+          if (member(*ann, k)) hint = true;
+      if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
+        for (const auto& [k, v] : ns->items())
+          if (is_label(k)) hint = true;
+      if (const json* terms = required_node_terms(spec)) {
+        bool every = true;
+        for (const auto& term : *terms) {
+          bool has = false;
+          for (const json* e : match_expressions(term))
+            if (auto k = string_at(*e, "key"); k && is_label(*k)) has = true;
+          if (!has) every = false;
+        }
+        if (every) hint = true;
+      }
+      if (hint) continue;
+      std::string sched(string_at(spec, "schedulerName").value_or("default-scheduler"));
+      ctx.report(t.spec_pointer(),
+                 "one pod asks for " + what + " (" + total.to_string() + " ≥ " + std::to_string(min) + " GPUs) with no topology-aware "
+                 "placement: scheduler " + sched + " counts GPUs but not their NVLink, PCIe and NUMA locality; use a "
+                 "NodeResourceTopologyMatch scheduler, Kueue topology-aware scheduling, or a node pool with a "
+                 "topology-aligning Topology Manager policy (topologyNodeLabels)");
+    }
+  }
+
+ private:
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_gpu_topology_large_request() { return std::make_unique<GpuTopologyLargeRequest>(); }
+
+}  // namespace gpuguard::rules

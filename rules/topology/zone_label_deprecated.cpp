@@ -1,0 +1,165 @@
+// zone-label-deprecated: the beta failure-domain labels in a pod template's selectors or affinity.
+
+#include <map>
+
+#include "engine/kinds.h"
+#include "rules/all.h"
+#include "rules/topology/common.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+using namespace topology;
+
+const std::map<std::string, std::string, std::less<>>& replacements() {
+  static const std::map<std::string, std::string, std::less<>> kMap = {
+      {"failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"},
+      {"failure-domain.beta.kubernetes.io/region", "topology.kubernetes.io/region"},
+  };
+  return kMap;
+}
+
+class ZoneLabelDeprecated final : public Rule {
+ public:
+  ZoneLabelDeprecated() {
+    info_.id = "zone-label-deprecated";
+    info_.severity = Severity::warning;
+    info_.category = "topology";
+    info_.seed = "9.3";
+    info_.summary = "A pod template selects or spreads by the deprecated `failure-domain.beta.kubernetes.io` zone or region label";
+    info_.rationale =
+        "`failure-domain.beta.kubernetes.io/zone` and `/region` were deprecated in Kubernetes 1.17 in "
+        "favour of `topology.kubernetes.io/zone` and `/region`. Whether a node still carries the beta "
+        "labels depends on its cloud controller manager or node tooling; a node that has only the GA "
+        "labels does not match a node selector or required affinity on the beta key (the pod stays "
+        "Pending), and counts as having no domain for a pod (anti-)affinity `topologyKey` or a "
+        "topology spread constraint (the rule silently stops spreading or co-locating). Seed 9.3 "
+        "selects zones by `topology.kubernetes.io/zone`.\n\n"
+        "The rule looks at `nodeSelector` keys, node affinity (required and preferred) keys, pod "
+        "affinity and anti-affinity `topologyKey`s, `topologySpreadConstraints[].topologyKey`, and the "
+        "values of Kueue's topology annotations on the pod template.";
+    info_.remediation =
+        "Use `topology.kubernetes.io/zone` (and `topology.kubernetes.io/region`) instead; every "
+        "supported cloud provider sets the GA labels.";
+    info_.checks = pod_template_kinds();
+    info_.facts = {
+        "facts/kubernetes-and-queues.md §6 — `topology.kubernetes.io/zone` is GA; "
+        "`failure-domain.beta.kubernetes.io/zone` is \"deprecated since 1.17\" (k8s.io/api `core/v1/well_known_labels.go`, "
+        "`LabelFailureDomainBetaZone` / `LabelFailureDomainBetaRegion`). The path was [U] in the facts; I found the "
+        "constants in the index under \"Deprecated labels - kept for backwards compatibility\" with \"deprecated since "
+        "1.17. Use LabelTopologyZone instead\", and cloud-provider-azure cites them at kubernetes/api "
+        "`core/v1/well_known_labels.go`. Third-party code in the index reads the beta label only as a fallback to the GA one.",
+    };
+    info_.example_bad = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      nodeSelector:
+        failure-domain.beta.kubernetes.io/zone: us-east-1a
+      containers:
+        - name: infer
+          image: nvcr.io/nvidia/tritonserver:24.06-py3
+)";
+    info_.example_good = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: infer
+spec:
+  selector:
+    matchLabels: {app: infer}
+  template:
+    metadata:
+      labels: {app: infer}
+    spec:
+      nodeSelector:
+        topology.kubernetes.io/zone: us-east-1a
+      containers:
+        - name: infer
+          image: nvcr.io/nvidia/tritonserver:24.06-py3
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    for (const auto& t : pod_templates(obj)) {
+      const json& spec = *t.spec;
+      const std::string sp = t.spec_pointer();
+      auto flag = [&](std::string_view label, const std::string& ptr, const std::string& where) {
+        auto it = replacements().find(label);
+        if (it == replacements().end()) return;
+        ctx.report(ptr, "`" + it->first + "` in " + where + " is deprecated since Kubernetes 1.17; use `" + it->second +
+                            "`: a node labelled only with the GA key " +
+                            (where.find("topologyKey") != std::string::npos || where.find("annotation") != std::string::npos
+                                 ? "has no domain here, so the constraint does not group or spread as intended"
+                                 : "does not match"));
+      };
+      if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
+        for (const auto& [k, v] : ns->items()) flag(k, pointer_join(sp + "/nodeSelector", k), "nodeSelector");
+      if (const json* na = affinity_of(spec, "nodeAffinity")) {
+        const std::string base = sp + "/affinity/nodeAffinity";
+        if (const json* req = member(*na, kRequired))
+          if (const json* terms = member(*req, "nodeSelectorTerms"); terms && terms->is_array())
+            for (size_t i = 0; i < terms->size(); ++i)
+              expressions((*terms)[i], base + "/" + std::string(kRequired) + "/nodeSelectorTerms/" + std::to_string(i),
+                          "required node affinity", flag);
+        if (const json* pref = member(*na, kPreferred); pref && pref->is_array())
+          for (size_t i = 0; i < pref->size(); ++i)
+            if (const json* p = member((*pref)[i], "preference"))
+              expressions(*p, base + "/" + std::string(kPreferred) + "/" + std::to_string(i) + "/preference",
+                          "preferred node affinity", flag);
+      }
+      for (std::string_view which : {"podAffinity", "podAntiAffinity"}) {
+        const json* pa = affinity_of(spec, which);
+        if (!pa) continue;
+        const std::string base = sp + "/affinity/" + std::string(which);
+        if (const json* req = member(*pa, kRequired); req && req->is_array())
+          for (size_t i = 0; i < req->size(); ++i)
+            if (auto k = string_at((*req)[i], "topologyKey"))
+              flag(*k, base + "/" + std::string(kRequired) + "/" + std::to_string(i) + "/topologyKey",
+                   std::string(which) + " topologyKey");
+        if (const json* pref = member(*pa, kPreferred); pref && pref->is_array())
+          for (size_t i = 0; i < pref->size(); ++i)
+            if (const json* term = member((*pref)[i], "podAffinityTerm"))
+              if (auto k = string_at(*term, "topologyKey"))
+                flag(*k, base + "/" + std::string(kPreferred) + "/" + std::to_string(i) + "/podAffinityTerm/topologyKey",
+                     std::string(which) + " topologyKey");
+      }
+      if (const json* tsc = member(spec, "topologySpreadConstraints"); tsc && tsc->is_array())
+        for (size_t i = 0; i < tsc->size(); ++i)
+          if (auto k = string_at((*tsc)[i], "topologyKey"))
+            flag(*k, sp + "/topologySpreadConstraints/" + std::to_string(i) + "/topologyKey",
+                 "topologySpreadConstraints topologyKey");
+      if (const json* ann = member(t.metadata(), "annotations"))
+        for (std::string_view key : {kKueueRequiredTopology, kKueuePreferredTopology, kKueueSliceRequiredTopology})
+          if (auto v = string_at(*ann, key))
+            flag(*v, pointer_join(t.pointer + "/metadata/annotations", key), "the annotation " + std::string(key));
+    }
+  }
+
+ private:
+  template <typename Flag>
+  static void expressions(const json& term, const std::string& ptr, const std::string& where, Flag& flag) {
+    const json* exprs = member(term, "matchExpressions");
+    if (!exprs || !exprs->is_array()) return;
+    for (size_t j = 0; j < exprs->size(); ++j)
+      if (auto k = string_at((*exprs)[j], "key")) flag(*k, ptr + "/matchExpressions/" + std::to_string(j) + "/key", where);
+  }
+
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_zone_label_deprecated() { return std::make_unique<ZoneLabelDeprecated>(); }
+
+}  // namespace gpuguard::rules
