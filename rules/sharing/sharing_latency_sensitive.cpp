@@ -26,7 +26,8 @@ struct Pending {
 };
 
 struct State final : RuleState {
-  std::vector<Pending> pending;
+  std::vector<Pending> pending;  // selects a device-plugin config by node label
+  std::vector<Pending> unpinned;  // requests a whole GPU and selects no device-plugin config
 };
 
 class SharingLatencySensitive final : public Rule {
@@ -50,7 +51,10 @@ class SharingLatencySensitive final : public Rule {
         "any GPU resource ending in `.shared`), or requires nodes labelled `nvidia.com/gpu.sharing-strategy` "
         "`time-slicing`/`mps`, `nvidia.com/gpu.replicas` above 1, a `nvidia.com/gpu.product` (or "
         "`nvidia.com/mig-*.product`) ending in `-SHARED`, or `nvidia.com/device-plugin.config=<key>` where a "
-        "device-plugin config ConfigMap in the input defines `<key>` with time-slicing or MPS.";
+        "device-plugin config ConfigMap in the input defines `<key>` with time-slicing or MPS. A pod that "
+        "requests `nvidia.com/gpu` and selects no `nvidia.com/device-plugin.config` is also reported when a "
+        "ClusterPolicy's default device-plugin config (`spec.devicePlugin.config.{name, default}`, applied to every "
+        "node without that label) time-slices or uses MPS, and the ConfigMap is in the input.";
     info_.remediation =
         "Run serving on MIG instances (`nvidia.com/mig-<profile>` under the mixed strategy, or a MIG node "
         "pool under the single strategy) or on whole GPUs, and keep shared nodes for notebooks, CI and "
@@ -68,7 +72,7 @@ class SharingLatencySensitive final : public Rule {
                   "values of that label that mean online (latency-sensitive) inference", std::nullopt, std::nullopt},
     };
     info_.checks = pod_template_kinds();
-    info_.reads = {KindRef{"", "ConfigMap"}};
+    info_.reads = {KindRef{"", "ConfigMap"}, KindRef{"nvidia.com", "ClusterPolicy"}};
     info_.example_bad = R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -145,7 +149,13 @@ spec:
         if (reported) break;
       }
       if (reported) continue;
+      bool selects_config = false;
       for (const auto& r : labels::label_requirements(t)) {
+        // Selecting the config, the sharing labels or a product (which GFD suffixes -SHARED on shared
+        // nodes) pins the pod to a pool the other checks judge.
+        if (r.positive() && (r.key == "nvidia.com/device-plugin.config" || r.key == "nvidia.com/gpu.sharing-strategy" ||
+                             r.key == "nvidia.com/gpu.replicas" || r.key == "nvidia.com/gpu.product"))
+          selects_config = true;
         if (!r.positive()) continue;
         std::string why;
         if (r.key == "nvidia.com/gpu.sharing-strategy" && (r.value == "time-slicing" || r.value == "mps"))
@@ -164,6 +174,16 @@ spec:
         }
         if (why.empty()) continue;
         ctx.report(r.pointer, who + " " + why + tail);
+        reported = true;
+        break;
+      }
+      if (reported || selects_config) continue;
+      // A whole-GPU request with no config selected: the ClusterPolicy's default config applies.
+      for (const auto& c : containers(t)) {
+        const json* limits = path(*c.body, {"resources", "limits"});
+        if (!limits || !member(*limits, "nvidia.com/gpu")) continue;
+        const std::string ptr = pointer_join(c.pointer + "/resources/limits", "nvidia.com/gpu");
+        static_cast<State*>(ctx.state())->unpinned.push_back({ctx.ref(), ptr, ctx.position_of(ptr), "", who});
         break;
       }
     }
@@ -171,7 +191,7 @@ spec:
 
   void finish(FinishContext& ctx) const override {
     auto* st = static_cast<State*>(ctx.state());
-    if (st->pending.empty()) return;
+    if (st->pending.empty() && st->unpinned.empty()) return;
     // key → (strategy, ConfigMap) from every device-plugin config ConfigMap known.
     std::map<std::string, std::pair<std::string, std::string>, std::less<>> shared;
     for (const Object* cm : ctx.inventory().list("", "ConfigMap"))
@@ -187,6 +207,35 @@ spec:
                      it->second.second + " shares each GPU with " + it->second.first +
                      ": replicas of a shared GPU have no memory or fault isolation and take turns, so latency depends on the "
                      "neighbours; seed 9.2 puts serving on MIG instances or whole GPUs");
+    }
+    if (st->unpinned.empty()) return;
+    // The GPU Operator's default config (ClusterPolicy spec.devicePlugin.config.{name, default})
+    // applies to every node without a nvidia.com/device-plugin.config label.
+    for (const Object* cp : ctx.inventory().list("nvidia.com", "ClusterPolicy")) {
+      const json* cfg = path(cp->body, {"spec", "devicePlugin", "config"});
+      if (!cfg) continue;
+      auto name = string_at(*cfg, "name");
+      auto def = string_at(*cfg, "default");
+      if (!name || !def || name->empty() || def->empty()) continue;
+      std::string strategy;
+      std::string where;
+      for (const Object* cm : ctx.inventory().list("", "ConfigMap")) {
+        if (cm->name != *name) continue;
+        for (const auto& c : sharing::device_plugin_configs(*cm))
+          if (c.key == *def && sharing::sharing_strategy(c.config) != "none") {
+            strategy = sharing::sharing_strategy(c.config);
+            where = cm->display_name();
+          }
+      }
+      if (strategy.empty()) continue;
+      for (const auto& p : st->unpinned)
+        ctx.report(p.ref, p.pointer, p.pos,
+                   p.who + " requests nvidia.com/gpu and selects no nvidia.com/device-plugin.config, so it may land on any node "
+                   "that uses " + cp->display_name() + "'s default device-plugin config `" + std::string(*def) + "` (" + where +
+                   "), which shares each GPU with " + strategy +
+                   ": replicas of a shared GPU have no memory or fault isolation and take turns, so latency depends on the "
+                   "neighbours; select a dedicated or MIG node pool (seed 9.2)");
+      return;
     }
   }
 
