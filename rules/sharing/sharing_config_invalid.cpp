@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "engine/inventory.h"
 #include "engine/positions.h"
 #include "rules/all.h"
 #include "rules/sharing/device_plugin_config.h"
@@ -161,7 +162,11 @@ class SharingConfigInvalid final : public Rule {
         "Configs are found in ConfigMap data values (any key whose value is YAML with `sharing` or `flags`), "
         "in standalone config files, and in Helm values under `config.map.<key>` (nvidia-device-plugin chart) "
         "or `devicePlugin.config.data.<key>` (gpu-operator chart). Findings point at the key; the message "
-        "names the field inside the embedded config.";
+        "names the field inside the embedded config.\n\n"
+        "Across objects: a ClusterPolicy with `spec.mig.strategy: mixed` whose `spec.devicePlugin.config.name` "
+        "names a ConfigMap in the input with an MPS config is reported too, because the GPU Operator runs the "
+        "device plugin with the ClusterPolicy's MIG strategy (which takes precedence over the config file's "
+        "`flags.migStrategy`).";
     info_.remediation =
         "Fix the field the message names. A working time-slicing config:\n\n"
         "```yaml\nversion: v1\nflags:\n  migStrategy: none\nsharing:\n  timeSlicing:\n    resources:\n"
@@ -177,8 +182,13 @@ class SharingConfigInvalid final : public Rule {
         "`config.go` `parseConfigFrom` uses non-strict `sigs.k8s.io/yaml.Unmarshal` (unknown fields dropped) and "
         "refuses a version other than v1. `cmd/nvidia-device-plugin/main.go` `validateFlags` refuses MPS with "
         "`--mig-strategy=mixed`; `internal/plugin` `getMPSOptions` refuses MPS on MIG devices.",
+        "The GPU Operator passing `spec.mig.strategy` to the device plugin (environment `MIG_STRATEGY`, which "
+        "`NewConfig` ranks above the config file) rests on a third-party report of exactly this crash loop after "
+        "selecting an MPS config under `mig.strategy: mixed`; the Operator's `MigStrategyEnvName` is set for the "
+        "validator in `controllers/object_controls.go`, the device-plugin line was not found in the index (UNVERIFIED).",
     };
-    info_.checks = {KindRef{"", "ConfigMap"}};
+    info_.checks = {KindRef{"", "ConfigMap"}, KindRef{"nvidia.com", "ClusterPolicy"}};
+    info_.reads = {KindRef{"", "ConfigMap"}, KindRef{"nvidia.com", "ClusterPolicy"}};
     info_.example_bad = R"(apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -220,6 +230,31 @@ data:
           continue;
         }
         ctx.report(cfg.pointer, "device-plugin config `" + cfg.key + "`: " + p.message);
+      }
+    }
+  }
+
+  void finish(FinishContext& ctx) const override {
+    const Inventory& inv = ctx.inventory();
+    for (const Object* cp : inv.list("nvidia.com", "ClusterPolicy")) {
+      const json* mig = path(cp->body, {"spec", "mig"});
+      if (!mig || string_at(*mig, "strategy") != "mixed") continue;
+      const json* cfg = path(cp->body, {"spec", "devicePlugin", "config"});
+      auto name = cfg ? string_at(*cfg, "name") : std::nullopt;
+      if (!name || name->empty()) continue;
+      for (const Object* cm : inv.list("", "ConfigMap")) {
+        if (cm->name != *name) continue;
+        for (const auto& c : sharing::device_plugin_configs(*cm)) {
+          if (sharing::sharing_strategy(c.config) != "mps") continue;
+          const std::string msg = cp->display_name() + " runs the device plugin with spec.mig.strategy: mixed, and " +
+                                  cm->display_name() + " key `" + c.key + "` configures MPS: the device plugin exits with "
+                                  "\"using --mig-strategy=mixed is not supported with MPS\" on every node using that config; use "
+                                  "mig.strategy none or single there, or time-slicing";
+          if (ctx.in_focus(*cp) && !ctx.in_focus(*cm))
+            ctx.report(*cp, "/spec/mig/strategy", msg);
+          else
+            ctx.report(*cm, c.pointer, msg);
+        }
       }
     }
   }
