@@ -43,7 +43,9 @@ class GpuOperatorUpgradeUnsafe final : public Rule {
         "and drain with force false; drain only a fallback) [GO CRD, k8s-operator-libs `upgrade_spec.go`].",
         "Checked upstream (k8s-operator-libs `pkg/upgrade/upgrade_state.go`): the state machine runs "
         "cordon → wait-for-jobs → pod-deletion → drain (skipped unless `DrainSpec.Enable`) → pod-restart; "
-        "`ProcessPodDeletionRequiredNodes` passes `drainEnabled` so a failed deletion goes to drain only when enabled.",
+        "`ProcessPodDeletionRequiredNodes` passes `drainEnabled` so a failed deletion goes to drain only when enabled; "
+        "the GPU Operator's `cmd/gpu-operator/main.go` calls `WithPodDeletionEnabled(gpuPodSpecFilter)`, so the pod-deletion "
+        "step always runs for GPU pods.",
         "Seed 9.7 (design.md §1): roll upgrades node by node (cordon, drain, upgrade, verify).",
     };
     info_.checks = {KindRef{"nvidia.com", "ClusterPolicy"}};
