@@ -17,6 +17,7 @@ std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
 std::unique_ptr<const engine::Rule> make_priority_class_count();
 std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
+std::unique_ptr<const engine::Rule> make_sharing_config_field_ignored();
 std::unique_ptr<const engine::Rule> make_sharing_config_invalid();
 std::unique_ptr<const engine::Rule> make_sharing_latency_sensitive();
 std::unique_ptr<const engine::Rule> make_sharing_oversubscription();

@@ -16,6 +16,7 @@ engine::Registry make_registry() {
   rules.push_back(make_priority_class_count());
   rules.push_back(make_quota_gpu_key_ignored());
   rules.push_back(make_schema_invalid());
+  rules.push_back(make_sharing_config_field_ignored());
   rules.push_back(make_sharing_config_invalid());
   rules.push_back(make_sharing_latency_sensitive());
   rules.push_back(make_sharing_oversubscription());

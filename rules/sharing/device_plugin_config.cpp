@@ -103,4 +103,118 @@ std::string sharing_strategy(const json& config) {
   return "none";
 }
 
+namespace {
+
+using namespace engine;
+
+// The section of sharing (timeSlicing or mps): fields are looked up by exact name in the plugin's
+// UnmarshalJSON (a map[string]json.RawMessage), so a misspelt or differently cased key is ignored.
+void check_section(const json& section, const std::string& base, bool mps, const std::string& mig_strategy,
+                   std::vector<ConfigProblem>& out) {
+  const std::string name = mps ? "mps" : "timeSlicing";
+  if (!section.is_object()) {
+    out.push_back({base, "sharing." + name + " must be a mapping; the device plugin fails to parse the config and does not start"});
+    return;
+  }
+  static const char* const kKnown[] = {"renameByDefault", "failRequestsGreaterThanOne", "resources"};
+  for (const auto& [k, v] : section.items()) {
+    if (std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* f) { return k == f; })) continue;
+    std::string hint;
+    for (const char* f : kKnown)
+      if (iequals(k, f)) hint = " (the field is `" + std::string(f) + "`, case-sensitive)";
+    out.push_back({pointer_join(base, k), "unknown field `" + k + "` in sharing." + name + hint +
+                                              ": the device plugin ignores it without a word, so it has no effect", true});
+  }
+  for (const char* flag : {"renameByDefault", "failRequestsGreaterThanOne"}) {
+    const json* v = member(section, flag);
+    if (v && !v->is_boolean() && !v->is_null())
+      out.push_back({pointer_join(base, flag), "sharing." + name + "." + flag + " must be true or false, not " + brief(*v) +
+                                                   ": the device plugin fails to parse the config and does not start"});
+  }
+  const json* resources = member(section, "resources");
+  if (!resources || resources->is_null() || (resources->is_array() && resources->empty())) {
+    out.push_back({resources ? pointer_join(base, "resources") : base,
+                   "sharing." + name + " has no resources: the device plugin refuses the config (\"no resources specified\") and does not start"});
+    return;
+  }
+  if (!resources->is_array()) {
+    out.push_back({pointer_join(base, "resources"), "sharing." + name + ".resources must be a list: the device plugin fails to parse the config"});
+    return;
+  }
+  for (size_t i = 0; i < resources->size(); ++i) {
+    const json& r = (*resources)[i];
+    const std::string rp = pointer_join(pointer_join(base, "resources"), i);
+    const std::string where = "sharing." + name + ".resources[" + std::to_string(i) + "]";
+    if (!r.is_object()) {
+      out.push_back({rp, where + " must be a mapping with name and replicas: the device plugin fails to parse the config"});
+      continue;
+    }
+    auto rname = string_at(r, "name");
+    if (!member(r, "name"))
+      out.push_back({rp, where + " has no name: the device plugin refuses the config (\"no resource name specified\")"});
+    else if (!rname)
+      out.push_back({pointer_join(rp, "name"), where + ".name must be a string: the device plugin fails to parse the config"});
+    const json* replicas = member(r, "replicas");
+    if (!replicas) {
+      out.push_back({rp, where + " has no replicas: the device plugin refuses the config (\"no replicas specified\")"});
+    } else if (auto n = as_int(*replicas); !n) {
+      out.push_back({pointer_join(rp, "replicas"), where + ".replicas must be an integer, not " + brief(*replicas) +
+                                                       ": the device plugin fails to parse the config"});
+    } else if (*n < 2) {
+      out.push_back({pointer_join(rp, "replicas"), where + ".replicas is " + std::to_string(*n) +
+                                                       ": the device plugin refuses the config (\"number of replicas must be >= 2\") and does not start; "
+                                                       "use 2 or more, or remove the resource to stop sharing it"});
+    }
+    if (mps && rname) {
+      std::string_view res = *rname;
+      if (res.starts_with("nvidia.com/")) res.remove_prefix(11);
+      if (res.starts_with("mig-"))
+        out.push_back({pointer_join(rp, "name"), where + " shares MIG resource " + std::string(*rname) +
+                                                     " with MPS: the device plugin refuses it (\"sharing using MPS is not supported for MIG devices\"); "
+                                                     "MPS works only with full GPUs (nvidia.com/gpu)"});
+    }
+  }
+  if (mps && mig_strategy == "mixed")
+    out.push_back({base, "MPS sharing with flags.migStrategy: mixed: the device plugin exits with \"using --mig-strategy=mixed is not supported with MPS\" "
+                         "(unless a --mig-strategy flag or MIG_STRATEGY variable overrides the config); use migStrategy none, or time-slicing"});
+}
+
+}  // namespace
+
+std::vector<ConfigProblem> validate_device_plugin_config(const json& config) {
+  std::vector<ConfigProblem> out;
+  if (const json* v = member(config, "version"); v && v->is_string() && v->get_ref<const std::string&>() != "v1" &&
+                                                   !v->get_ref<const std::string&>().empty())
+    out.push_back({"/version", "version " + brief(*v) + ": the device plugin refuses the config (\"unknown version\"); the only version is v1"});
+  std::string mig_strategy;
+  if (const json* flags = member(config, "flags"))
+    if (auto s = string_at(*flags, "migStrategy")) mig_strategy = *s;
+  const json* sharing = nullptr;
+  std::string sharing_key = "sharing";
+  for (const auto& [k, v] : config.items())
+    if (iequals(k, "sharing")) {
+      sharing = &v;
+      sharing_key = k;
+      break;
+    }
+  if (!sharing || sharing->is_null()) return out;
+  const std::string base = "/" + pointer_escape(sharing_key);
+  if (!sharing->is_object()) {
+    out.push_back({base, "sharing must be a mapping (timeSlicing or mps): the device plugin fails to parse the config"});
+    return out;
+  }
+  for (const auto& [k, v] : sharing->items()) {
+    const bool ts = iequals(k, "timeSlicing");
+    const bool mps = iequals(k, "mps");
+    if (!ts && !mps) {
+      out.push_back({pointer_join(base, k), "unknown field `" + k + "` in sharing (known: timeSlicing, mps): the device plugin "
+                                                "ignores it without a word, so it shares nothing by it", true});
+      continue;
+    }
+    if (v.is_null()) continue;
+    check_section(v, pointer_join(base, k), mps, mig_strategy, out);
+  }
+  return out;
+}
+
 }  // namespace gpuguard::rules::sharing

@@ -36,4 +36,13 @@ struct DevicePluginConfig {
 // sharing.<name> by Go's case-insensitive field matching; nullptr when absent.
 [[nodiscard]] const engine::json* sharing_section(const engine::json& config, std::string_view name);
 
+// What the device plugin makes of a config: refusals (it exits, the node advertises no GPU) and
+// fields it ignores without a word (`ignored`). `path` is a JSON pointer inside the config.
+struct ConfigProblem {
+  std::string path;
+  std::string message;
+  bool ignored = false;
+};
+[[nodiscard]] std::vector<ConfigProblem> validate_device_plugin_config(const engine::json& config);
+
 }  // namespace gpuguard::rules::sharing
