@@ -7,12 +7,17 @@
 
 namespace gpuguard::rules {
 
+std::unique_ptr<const engine::Rule> make_dcgm_exporter_disabled();
 std::unique_ptr<const engine::Rule> make_gang_priority_class_missing();
 std::unique_ptr<const engine::Rule> make_gang_queue_missing();
 std::unique_ptr<const engine::Rule> make_gang_scheduler_name_mismatch();
 std::unique_ptr<const engine::Rule> make_gang_scheduling_missing();
+std::unique_ptr<const engine::Rule> make_gpu_alert_metric_unknown();
+std::unique_ptr<const engine::Rule> make_gpu_alerts_missing();
+std::unique_ptr<const engine::Rule> make_gpu_operator_upgrade_unsafe();
 std::unique_ptr<const engine::Rule> make_gpu_priority_class_missing();
 std::unique_ptr<const engine::Rule> make_gpu_product_affinity_missing();
+std::unique_ptr<const engine::Rule> make_gpu_product_label_invalid();
 std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
 std::unique_ptr<const engine::Rule> make_gpu_topology_large_request();
@@ -40,6 +45,10 @@ std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_quota_gpu_not_integer();
 std::unique_ptr<const engine::Rule> make_rdma_zone_affinity_missing();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
+std::unique_ptr<const engine::Rule> make_sharing_config_field_ignored();
+std::unique_ptr<const engine::Rule> make_sharing_config_invalid();
+std::unique_ptr<const engine::Rule> make_sharing_latency_sensitive();
+std::unique_ptr<const engine::Rule> make_sharing_oversubscription();
 std::unique_ptr<const engine::Rule> make_volcano_job_invalid();
 std::unique_ptr<const engine::Rule> make_volcano_queue_order_invalid();
 std::unique_ptr<const engine::Rule> make_zone_label_deprecated();

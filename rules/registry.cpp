@@ -6,12 +6,17 @@ namespace gpuguard::rules {
 
 engine::Registry make_registry() {
   std::vector<std::unique_ptr<const engine::Rule>> rules;
+  rules.push_back(make_dcgm_exporter_disabled());
   rules.push_back(make_gang_priority_class_missing());
   rules.push_back(make_gang_queue_missing());
   rules.push_back(make_gang_scheduler_name_mismatch());
   rules.push_back(make_gang_scheduling_missing());
+  rules.push_back(make_gpu_alert_metric_unknown());
+  rules.push_back(make_gpu_alerts_missing());
+  rules.push_back(make_gpu_operator_upgrade_unsafe());
   rules.push_back(make_gpu_priority_class_missing());
   rules.push_back(make_gpu_product_affinity_missing());
+  rules.push_back(make_gpu_product_label_invalid());
   rules.push_back(make_gpu_request_limit_mismatch());
   rules.push_back(make_gpu_toleration_missing());
   rules.push_back(make_gpu_topology_large_request());
@@ -39,6 +44,10 @@ engine::Registry make_registry() {
   rules.push_back(make_quota_gpu_not_integer());
   rules.push_back(make_rdma_zone_affinity_missing());
   rules.push_back(make_schema_invalid());
+  rules.push_back(make_sharing_config_field_ignored());
+  rules.push_back(make_sharing_config_invalid());
+  rules.push_back(make_sharing_latency_sensitive());
+  rules.push_back(make_sharing_oversubscription());
   rules.push_back(make_volcano_job_invalid());
   rules.push_back(make_volcano_queue_order_invalid());
   rules.push_back(make_zone_label_deprecated());

@@ -1,0 +1,250 @@
+// sharing-latency-sensitive: online inference placed on a time-sliced or MPS-shared GPU.
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "engine/inventory.h"
+#include "engine/kinds.h"
+#include "engine/positions.h"
+#include "rules/all.h"
+#include "rules/labels/node_selection.h"
+#include "rules/sharing/device_plugin_config.h"
+
+namespace gpuguard::rules {
+
+namespace {
+
+using namespace engine;
+
+struct Pending {
+  ObjectRef ref;
+  std::string pointer;
+  Pos pos;
+  std::string config_key;  // the nvidia.com/device-plugin.config value it selects
+  std::string who;         // "workload-type=serving"
+};
+
+struct State final : RuleState {
+  std::vector<Pending> pending;  // selects a device-plugin config by node label
+  std::vector<Pending> unpinned;  // requests a whole GPU and selects no device-plugin config
+};
+
+class SharingLatencySensitive final : public Rule {
+ public:
+  SharingLatencySensitive() {
+    info_.id = "sharing-latency-sensitive";
+    info_.severity = Severity::warning;
+    info_.category = "sharing";
+    info_.seed = "9.2";
+    info_.summary = "Online inference runs on a time-sliced or MPS-shared GPU instead of a MIG instance or a whole GPU";
+    info_.rationale =
+        "Time-slicing and MPS suit development, tests and small batch jobs (seed 9.2). Replicas of a "
+        "time-sliced GPU share its memory without isolation and take turns on it, so a serving pod's "
+        "latency depends on what its neighbours run, and one neighbour's out-of-memory or fault can take "
+        "it down; DCGM cannot even attribute metrics to containers while time-slicing is on. MPS "
+        "partitions memory and SMs but keeps one shared fault domain. For online inference the seed "
+        "recommends MIG: hardware-isolated memory, cache and SMs with predictable latency.\n\n"
+        "A workload counts as online inference when its pod template (or the workload) carries the "
+        "label `label` (default `workload-type`) with one of `values` (default `inference`, `serving`, "
+        "`online`). It is on a shared GPU when it requests a renamed shared resource (`nvidia.com/gpu.shared`, "
+        "any GPU resource ending in `.shared`), or requires nodes labelled `nvidia.com/gpu.sharing-strategy` "
+        "`time-slicing`/`mps`, `nvidia.com/gpu.replicas` above 1, a `nvidia.com/gpu.product` (or "
+        "`nvidia.com/mig-*.product`) ending in `-SHARED`, or `nvidia.com/device-plugin.config=<key>` where a "
+        "device-plugin config ConfigMap in the input defines `<key>` with time-slicing or MPS. A pod that "
+        "requests `nvidia.com/gpu` and selects no `nvidia.com/device-plugin.config` is also reported when a "
+        "ClusterPolicy's default device-plugin config (`spec.devicePlugin.config.{name, default}`, applied to every "
+        "node without that label) time-slices or uses MPS, and the ConfigMap is in the input.";
+    info_.remediation =
+        "Run serving on MIG instances (`nvidia.com/mig-<profile>` under the mixed strategy, or a MIG node "
+        "pool under the single strategy) or on whole GPUs, and keep shared nodes for notebooks, CI and "
+        "batch work. If the workload is not latency-sensitive, change its label.";
+    info_.facts = {
+        "Seed 9.2 (design.md §1): MPS / time-slicing only for dev, test and small-batch; online inference prefers MIG.",
+        "facts/nvidia.md §3 — labels `nvidia.com/gpu.sharing-strategy` (none|time-slicing|mps), "
+        "`nvidia.com/gpu.replicas`, the `-SHARED` product suffix, `renameByDefault` → `<resource>.shared`, "
+        "`nvidia.com/device-plugin.config=<key>` selecting a node's config; time-slicing has no memory or fault "
+        "isolation and DCGM cannot attribute metrics per container with it [KDP `internal/lm/resource.go`, CND].",
+    };
+    info_.params = {
+        ParamSpec{"label", ParamType::string, "workload-type", "pod label that classifies the workload", std::nullopt, std::nullopt},
+        ParamSpec{"values", ParamType::string_list, json::array({"inference", "serving", "online"}),
+                  "values of that label that mean online (latency-sensitive) inference", std::nullopt, std::nullopt},
+    };
+    info_.checks = pod_template_kinds();
+    info_.reads = {KindRef{"", "ConfigMap"}, KindRef{"nvidia.com", "ClusterPolicy"}};
+    info_.example_bad = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat-api
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: chat-api}
+  template:
+    metadata:
+      labels: {app: chat-api, workload-type: serving}
+    spec:
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.6.0
+          resources:
+            limits:
+              nvidia.com/gpu.shared: 1
+)";
+    info_.example_good = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat-api
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: chat-api}
+  template:
+    metadata:
+      labels: {app: chat-api, workload-type: serving}
+    spec:
+      containers:
+        - name: server
+          image: vllm/vllm-openai:v0.6.0
+          resources:
+            limits:
+              nvidia.com/mig-3g.40gb: 1
+)";
+  }
+
+  const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
+
+  void check(const Object& obj, CheckContext& ctx) const override {
+    const std::string label = ctx.params().string("label");
+    const auto values = ctx.params().strings("values");
+    for (const auto& t : pod_templates(obj)) {
+      std::string value;
+      for (const json* md : {&t.metadata(), &obj.metadata()}) {
+        const json* labels = member(*md, "labels");
+        if (auto v = labels ? string_at(*labels, label) : std::nullopt) {
+          value = *v;
+          break;
+        }
+      }
+      if (value.empty() || std::find(values.begin(), values.end(), value) == values.end()) continue;
+      const std::string who = "online inference (" + label + "=" + value + ")";
+      const std::string tail = ": replicas of a shared GPU have no memory or fault isolation and take turns, so latency "
+                               "depends on the neighbours; seed 9.2 puts serving on MIG instances or whole GPUs";
+      bool reported = false;
+      for (const auto& c : containers(t)) {
+        for (const char* section : {"limits", "requests"}) {
+          const json* res = path(*c.body, {"resources", section});
+          if (!res || !res->is_object()) continue;
+          for (const auto& [name, q] : res->items()) {
+            if (!name.ends_with(".shared") || !ctx.settings().gpu_resources.matches(name)) continue;
+            ctx.report(pointer_join(c.pointer + "/resources/" + section, name),
+                       who + " requests " + name + ", a time-sliced or MPS replica of a GPU" + tail);
+            reported = true;
+            break;
+          }
+          if (reported) break;
+        }
+        if (reported) break;
+      }
+      if (reported) continue;
+      bool selects_config = false;
+      for (const auto& r : labels::label_requirements(t)) {
+        // Selecting the config, the sharing labels or a product (which GFD suffixes -SHARED on shared
+        // nodes) pins the pod to a pool the other checks judge.
+        if (r.positive() && (r.key == "nvidia.com/device-plugin.config" || r.key == "nvidia.com/gpu.sharing-strategy" ||
+                             r.key == "nvidia.com/gpu.replicas" || r.key == "nvidia.com/gpu.product"))
+          selects_config = true;
+        if (!r.positive()) continue;
+        std::string why;
+        if (r.key == "nvidia.com/gpu.sharing-strategy" && (r.value == "time-slicing" || r.value == "mps"))
+          why = "requires nodes with nvidia.com/gpu.sharing-strategy=" + r.value;
+        else if (r.key == "nvidia.com/gpu.replicas" && !r.value.empty() &&
+                 std::all_of(r.value.begin(), r.value.end(), [](unsigned char ch) { return std::isdigit(ch); }) &&
+                 r.value.size() < 10 && std::stoll(r.value) > 1)
+          why = "requires nodes with nvidia.com/gpu.replicas=" + r.value + " (each GPU shared " + r.value + " ways)";
+        else if ((r.key == "nvidia.com/gpu.product" || (r.key.starts_with("nvidia.com/mig-") && r.key.ends_with(".product"))) &&
+                 r.value.ends_with("-SHARED"))
+          why = "requires " + r.key + "=" + r.value + ", a product GFD labels -SHARED only where the GPU is time-sliced or shared with MPS";
+        else if (r.key == "nvidia.com/device-plugin.config" && !r.value.empty()) {
+          auto* st = static_cast<State*>(ctx.state());
+          st->pending.push_back({ctx.ref(), r.pointer, ctx.position_of(r.pointer), r.value, who});
+          continue;
+        }
+        if (why.empty()) continue;
+        ctx.report(r.pointer, who + " " + why + tail);
+        reported = true;
+        break;
+      }
+      if (reported || selects_config) continue;
+      // A whole-GPU request with no config selected: the ClusterPolicy's default config applies.
+      for (const auto& c : containers(t)) {
+        const json* limits = path(*c.body, {"resources", "limits"});
+        if (!limits || !member(*limits, "nvidia.com/gpu")) continue;
+        const std::string ptr = pointer_join(c.pointer + "/resources/limits", "nvidia.com/gpu");
+        static_cast<State*>(ctx.state())->unpinned.push_back({ctx.ref(), ptr, ctx.position_of(ptr), "", who});
+        break;
+      }
+    }
+  }
+
+  void finish(FinishContext& ctx) const override {
+    auto* st = static_cast<State*>(ctx.state());
+    if (st->pending.empty() && st->unpinned.empty()) return;
+    // key → (strategy, ConfigMap) from every device-plugin config ConfigMap known.
+    std::map<std::string, std::pair<std::string, std::string>, std::less<>> shared;
+    for (const Object* cm : ctx.inventory().list("", "ConfigMap"))
+      for (const auto& cfg : sharing::device_plugin_configs(*cm)) {
+        const std::string s = sharing::sharing_strategy(cfg.config);
+        if (s != "none") shared.emplace(cfg.key, std::make_pair(s, cm->display_name()));
+      }
+    for (const auto& p : st->pending) {
+      auto it = shared.find(p.config_key);
+      if (it == shared.end()) continue;
+      ctx.report(p.ref, p.pointer, p.pos,
+                 p.who + " requires nodes with nvidia.com/device-plugin.config=" + p.config_key + ", whose config in " +
+                     it->second.second + " shares each GPU with " + it->second.first +
+                     ": replicas of a shared GPU have no memory or fault isolation and take turns, so latency depends on the "
+                     "neighbours; seed 9.2 puts serving on MIG instances or whole GPUs");
+    }
+    if (st->unpinned.empty()) return;
+    // The GPU Operator's default config (ClusterPolicy spec.devicePlugin.config.{name, default})
+    // applies to every node without a nvidia.com/device-plugin.config label.
+    for (const Object* cp : ctx.inventory().list("nvidia.com", "ClusterPolicy")) {
+      const json* cfg = path(cp->body, {"spec", "devicePlugin", "config"});
+      if (!cfg) continue;
+      auto name = string_at(*cfg, "name");
+      auto def = string_at(*cfg, "default");
+      if (!name || !def || name->empty() || def->empty()) continue;
+      std::string strategy;
+      std::string where;
+      for (const Object* cm : ctx.inventory().list("", "ConfigMap")) {
+        if (cm->name != *name) continue;
+        for (const auto& c : sharing::device_plugin_configs(*cm))
+          if (c.key == *def && sharing::sharing_strategy(c.config) != "none") {
+            strategy = sharing::sharing_strategy(c.config);
+            where = cm->display_name();
+          }
+      }
+      if (strategy.empty()) continue;
+      for (const auto& p : st->unpinned)
+        ctx.report(p.ref, p.pointer, p.pos,
+                   p.who + " requests nvidia.com/gpu and selects no nvidia.com/device-plugin.config, so it may land on any node "
+                   "that uses " + cp->display_name() + "'s default device-plugin config `" + std::string(*def) + "` (" + where +
+                   "), which shares each GPU with " + strategy +
+                   ": replicas of a shared GPU have no memory or fault isolation and take turns, so latency depends on the "
+                   "neighbours; select a dedicated or MIG node pool (seed 9.2)");
+      return;
+    }
+  }
+
+ private:
+  RuleInfo info_;
+};
+
+}  // namespace
+
+std::unique_ptr<const Rule> make_sharing_latency_sensitive() { return std::make_unique<SharingLatencySensitive>(); }
+
+}  // namespace gpuguard::rules
