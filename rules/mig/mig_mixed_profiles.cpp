@@ -146,15 +146,20 @@ data:
                       (mixing > 1 ? " (and " + std::to_string(mixing - 1) + " more entr" + (mixing == 2 ? "y" : "ies") + " mix profiles)" : "") +
                       "; seed 9.1: use one profile per node. Under the default single strategy GFD labels such a node " +
                       "<product>-MIG-INVALID and it offers no GPU; under mixed, capacity fragments by size");
-        // (2) different layouts for GPUs of one node.
-        bool reported = false;
-        for (size_t i = 0; i < c.entries.size() && !reported; ++i)
-          for (size_t j = i + 1; j < c.entries.size() && !reported; ++j) {
+        // (2) different layouts for GPUs of one node. Pairs are compared only when the layouts
+        // differ at all, and among the first kMaxPairs entries (a hostile config stays linear).
+        constexpr size_t kMaxPairs = 256;
+        std::vector<std::string> layouts;
+        for (const auto& e : c.entries) layouts.push_back(layout(e));
+        bool reported = std::all_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return l == layouts.front(); });
+        const size_t n = std::min(c.entries.size(), kMaxPairs);
+        for (size_t i = 0; i < n && !reported; ++i)
+          for (size_t j = i + 1; j < n && !reported; ++j) {
             const auto& a = c.entries[i];
             const auto& b = c.entries[j];
-            if (!may_share_node(a, b)) continue;
-            const std::string la = layout(a), lb = layout(b);
-            if (la == lb) continue;
+            const std::string& la = layouts[i];
+            const std::string& lb = layouts[j];
+            if (la == lb || !may_share_node(a, b)) continue;
             reported = true;
             out.add(ctx, d, b.pointer,
                     "config \"" + c.name + "\" gives " + devices_text(a) + " " + la + " but " + devices_text(b) + " " + lb +

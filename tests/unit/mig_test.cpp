@@ -8,6 +8,7 @@
 #include "engine/config.h"
 #include "engine/mig.h"
 #include "rules/data/mig_catalog.h"
+#include "engine/evaluate.h"
 #include "tests/support/support.h"
 
 using namespace gpuguard::engine;
@@ -191,6 +192,23 @@ TEST_CASE("mig solver: hostile input is answered fast") {
   CHECK_FALSE(mig_fit(big, req).ok);
   auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
   CHECK(ms < 2000);
+}
+
+TEST_CASE("mig rules: a hostile mig-parted config is linted fast") {
+  std::string text = "version: v1\nmig-configs:\n  wide:\n    - devices: all\n      mig-enabled: true\n      mig-devices:\n";
+  for (int i = 0; i < 1000; ++i) text += "        \"" + std::to_string(i % 7 + 1) + "g." + std::to_string(i) + "gb\": " + std::to_string(i) + "\n";
+  text += "        \"1g.10gb\": 1000000000000\n";
+  text += "  long:\n";
+  for (int i = 0; i < 5000; ++i)
+    text += "    - device-filter: [\"0x" + std::to_string(10000000 + i) + "\"]\n      devices: [" + std::to_string(i) +
+            "]\n      mig-enabled: true\n      mig-devices: {\"" + std::to_string(i % 7 + 1) + "g.10gb\": 1}\n";
+  gpuguard::test::LintOptions o;
+  for (const char* r : {"mig-config-invalid", "mig-profile-unknown", "mig-geometry-infeasible", "mig-mixed-profiles"}) o.only_rules.push_back(r);
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = gpuguard::test::lint(text, o);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(ms < 3000);
+  CHECK(result.findings.size() > 1000);  // every unknown profile is named
 }
 
 TEST_CASE("mig names: profiles and device IDs") {
