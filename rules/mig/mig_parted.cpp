@@ -1,5 +1,7 @@
 #include "rules/mig/mig_parted.h"
 
+#include <algorithm>
+
 #include "engine/mig.h"
 #include "engine/yaml_load.h"
 
@@ -80,6 +82,30 @@ namespace {
 
 bool holds_mig_configs(const json& j) { return j.is_object() && member(j, "mig-configs") != nullptr; }
 
+// The first line after `line` where the object has a node (a later key or item), or 0.
+uint32_t next_line_after(const PositionIndex& idx, PositionIndex::NodeId n, uint32_t line, uint32_t depth = 0) {
+  uint32_t best = 0;
+  if (depth > 64) return best;
+  for (const auto& c : idx.children(n)) {
+    if (c.key_pos.line > line && (best == 0 || c.key_pos.line < best)) best = c.key_pos.line;
+    uint32_t inner = next_line_after(idx, c.node, line, depth + 1);
+    if (inner > line && (best == 0 || inner < best)) best = inner;
+  }
+  return best;
+}
+
+// Whether the text of a value can be a block scalar (`|`) starting after the key's line: its lines
+// must end before the next node of the object. A quoted string (`"version: v1\nmig-configs: …"`, as
+// kubectl writes a value with trailing blanks) takes fewer lines, so its inner lines do not map.
+bool fits_as_block(const Object& obj, Pos key, std::string_view text) {
+  if (!obj.positions) return false;
+  const uint32_t next = next_line_after(*obj.positions, obj.pos_root, key.line);
+  if (next == 0) return true;
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  if (!text.empty() && text.back() != '\n') ++lines;
+  return key.line + lines < next;
+}
+
 // Configs embedded as strings in a `data` mapping (a ConfigMap's, or Helm values').
 void from_data(const Object& obj, const json& data, const std::string& data_pointer, bool helm, std::vector<MigPartedDoc>& out) {
   if (!data.is_object()) return;
@@ -95,7 +121,7 @@ void from_data(const Object& obj, const json& data, const std::string& data_poin
     doc.data_key = key;
     doc.helm_values = helm;
     doc.key_pos = obj.position_of(doc.key_pointer);
-    doc.lines_mapped = obj.positions && doc.key_pos.known() && !json_source;
+    doc.lines_mapped = obj.positions && doc.key_pos.known() && !json_source && fits_as_block(obj, doc.key_pos, text);
     doc.col_offset = doc.key_pos.col + 1;
     std::vector<Diagnostic> diags;
     std::vector<YamlDocument> docs;
