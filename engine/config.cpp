@@ -50,7 +50,7 @@ const RuleSettings& Config::rule(std::string_view id) const {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "rules", "exclude", "webhook"};
+constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "mig", "rules", "exclude", "webhook"};
 constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "mode", "params"};
 constexpr std::string_view kWebhookKeys[] = {"onUpdate", "failureMode", "mutate"};
 constexpr std::string_view kMutateKeys[] = {"pods", "templates"};
@@ -281,6 +281,21 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
     else config.settings.default_namespace = ns->get<std::string>();
   }
 
+  if (const json* mig = member(root, "mig")) {
+    if (!mig->is_object()) val.error("/mig", "mig: expected a mapping (gpus), got " + type_name(*mig));
+    else {
+      for (const auto& [k, v] : mig->items())
+        if (k != "gpus") val.error(pointer_join("/mig", k), "mig: unknown key \"" + k + "\" (known: gpus)");
+      if (const json* gpus = member(*mig, "gpus")) {
+        std::vector<std::pair<std::string, std::string>> problems;
+        auto parsed = parse_mig_gpus(*gpus, problems);
+        for (const auto& [ptr, msg] : problems) val.error("/mig/gpus" + ptr, "mig.gpus" + Validator::dotted(ptr) + ": " + msg);
+        for (auto& g : parsed) g.origin = std::string(file);
+        config.settings.mig_gpus = std::make_shared<const std::vector<MigGpu>>(std::move(parsed));
+      }
+    }
+  }
+
   if (const json* rules = member(root, "rules")) {
     if (!rules->is_object()) val.error("/rules", "rules: expected a mapping of rule ids, got " + type_name(*rules));
     else
@@ -505,6 +520,13 @@ std::string print_config(const Config& config, const Registry& registry) {
   for (const auto& p : config.settings.gpu_resources.patterns()) out << YAML::DoubleQuoted << p;
   out << YAML::EndSeq;
   out << YAML::Key << "defaultNamespace" << YAML::Value << config.settings.default_namespace;
+  if (config.settings.mig_gpus && !config.settings.mig_gpus->empty()) {
+    json gpus = json::array();
+    for (const auto& g : *config.settings.mig_gpus) gpus.push_back(to_json(g));
+    out << YAML::Key << "mig" << YAML::Value << YAML::BeginMap << YAML::Key << "gpus" << YAML::Value;
+    emit_json(out, gpus);
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
   for (const Rule* r : registry.rules()) {
     const RuleSettings& s = config.rule(r->info().id);
@@ -544,6 +566,44 @@ std::string print_config(const Config& config, const Registry& registry) {
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
+
+namespace {
+
+// `mig.gpus`: MIG GPU models added to the built-in catalog (the format of rules/data/mig-gpus.yaml).
+json mig_schema() {
+  json profile = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", {"name", "compute", "memory", "starts", "max"}},
+      {"properties",
+       {{"name", {{"type", "string"}, {"description", "profile name, e.g. 1g.10gb or 1g.10gb+me"}}},
+        {"compute", {{"type", "integer"}, {"minimum", 1}, {"maximum", 32}, {"description", "compute slices"}}},
+        {"memory", {{"type", "integer"}, {"minimum", 1}, {"maximum", 32}, {"description", "memory slices"}}},
+        {"starts", {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "integer"}, {"minimum", 0}}}, {"description", "allowed start offsets, in memory slices"}}},
+        {"max", {{"type", "integer"}, {"minimum", 1}, {"maximum", 32}, {"description", "most instances per GPU"}}},
+        {"inferred", {{"type", "boolean"}, {"description", "the data is an inference, not observed"}}}}},
+  };
+  json gpu = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", {"name", "profiles"}},
+      {"properties",
+       {{"name", {{"type", "string"}, {"minLength", 1}}},
+        {"deviceIDs", {{"type", "array"}, {"items", {{"type", "string"}, {"pattern", "^0[xX][0-9A-Fa-f]{8}$"}}}, {"description", "PCI IDs as mig-parted's device-filter writes them (0x233010DE)"}}},
+        {"products", {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", "GFD nvidia.com/gpu.product values"}}},
+        {"computeSlices", {{"type", "integer"}, {"minimum", 1}, {"maximum", 32}, {"default", 7}}},
+        {"memorySlices", {{"type", "integer"}, {"minimum", 1}, {"maximum", 32}, {"default", 8}}},
+        {"inferred", {{"type", "boolean"}}},
+        {"note", {{"type", "string"}}},
+        {"profiles", {{"type", "array"}, {"minItems", 1}, {"items", profile}}}}},
+  };
+  return {{"type", "object"},
+          {"additionalProperties", false},
+          {"description", "MIG data the rules use beyond the built-in catalog"},
+          {"properties", {{"gpus", {{"type", "array"}, {"items", gpu}, {"description", "GPU models added to the built-in MIG catalog (looked up first)"}}}}}};
+}
+
+}  // namespace
 
 json config_schema(const Registry& registry) {
   json rule_props = json::object();
@@ -612,6 +672,7 @@ json config_schema(const Registry& registry) {
         {"items", {{"type", "string"}, {"pattern", "^[A-Za-z0-9._/-]+\\*?$"}}}}},
       {"defaultNamespace",
        {{"description", "Namespace of objects that do not name one (like kubectl's -n)"}, {"type", "string"}, {"minLength", 1}}},
+      {"mig", mig_schema()},
       {"rules", {{"type", "object"}, {"additionalProperties", false}, {"properties", rule_props}}},
       {"exclude", {{"type", "array"}, {"items", exclusion}}},
       {"webhook",

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/json.h"
+#include "engine/mig.h"
 #include "engine/object.h"
 #include "engine/podspec.h"
 #include "engine/types.h"
@@ -117,6 +118,8 @@ struct RunSettings {
   ResourceMatcher gpu_resources{default_gpu_resources()};
   std::string default_namespace = "default";
   std::shared_ptr<const SchemaStore> schemas;  // `lint --schemas DIR`; null when none was given
+  // MIG GPU models the config adds (`mig.gpus`), looked up before the built-in catalog.
+  std::shared_ptr<const std::vector<MigGpu>> mig_gpus;
 };
 
 class RuleState {

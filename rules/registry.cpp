@@ -29,6 +29,13 @@ engine::Registry make_registry() {
   rules.push_back(make_limitrange_gpu_default_injection());
   rules.push_back(make_limitrange_gpu_default_invalid());
   rules.push_back(make_limitrange_gpu_default_missing());
+  rules.push_back(make_mig_config_invalid());
+  rules.push_back(make_mig_distributed_training());
+  rules.push_back(make_mig_geometry_infeasible());
+  rules.push_back(make_mig_mixed_profiles());
+  rules.push_back(make_mig_node_pool_mixed());
+  rules.push_back(make_mig_profile_unknown());
+  rules.push_back(make_mig_resource_invalid());
   rules.push_back(make_namespace_gpu_quota_missing());
   rules.push_back(make_podgroup_min_member_invalid());
   rules.push_back(make_podgroup_min_resources_mismatch());

@@ -1,0 +1,107 @@
+#pragma once
+// Helpers the MIG rules share: findings kept during `check` and reported in `finish` (a finding in
+// a config embedded in a ConfigMap string needs a position the pointer cannot name), the GPU
+// models a mig-parted entry targets, and MIG resource names.
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/mig.h"
+#include "engine/podspec.h"
+#include "engine/quantity.h"
+#include "engine/rule.h"
+#include "rules/data/mig_catalog.h"
+#include "rules/mig/mig_parted.h"
+
+namespace gpuguard::rules::mig {
+
+// Findings located by the mig-parted reader, reported in `finish`.
+class Pending final : public engine::RuleState {
+ public:
+  struct Item {
+    engine::ObjectRef ref;
+    std::string pointer;
+    engine::Pos pos;
+    std::string message;
+  };
+  void add(engine::CheckContext& ctx, const MigPartedDoc& doc, std::string_view inner, std::string message) {
+    items_.push_back({ctx.ref(), doc.pointer(inner), doc.locate(inner), doc.where(inner) + ": " + std::move(message)});
+  }
+  void flush(engine::FinishContext& ctx) {
+    for (auto& i : items_) ctx.report(i.ref, std::move(i.pointer), i.pos, std::move(i.message));
+    items_.clear();
+  }
+
+ private:
+  std::vector<Item> items_;
+};
+
+// The models an entry targets: those its device-filter names (IDs the catalog does not know are
+// left out; `unknown_ids` counts them), or every model when there is no filter.
+struct Targets {
+  std::vector<const engine::MigGpu*> gpus;
+  bool filtered = false;
+  size_t unknown_ids = 0;
+};
+inline Targets targets(const MigPartedEntry& e, const Catalog& catalog) {
+  Targets t;
+  t.filtered = e.has_filter;
+  if (!e.has_filter) {
+    t.gpus = catalog.gpus();
+    return t;
+  }
+  for (const auto& id : e.filter) {
+    const engine::MigGpu* g = id.empty() ? nullptr : catalog.by_device_id(id);
+    if (!g) {
+      ++t.unknown_ids;
+      continue;
+    }
+    if (std::find(t.gpus.begin(), t.gpus.end(), g) == t.gpus.end()) t.gpus.push_back(g);
+  }
+  return t;
+}
+
+// "A100-80GB (0x20B210DE, 0x20B510DE)"
+inline std::string describe_gpu(const engine::MigGpu& g) {
+  std::string ids;
+  for (const auto& id : g.device_ids) ids += (ids.empty() ? "" : ", ") + id;
+  return g.name + (ids.empty() ? "" : " (" + ids + ")");
+}
+
+inline std::string profile_list(const engine::MigGpu& g) {
+  std::string s;
+  for (const auto& p : g.profiles) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+// The profile of a MIG resource name: "nvidia.com/mig-1g.10gb" → "1g.10gb" (a time-sliced
+// `….shared` rename too); nullopt for other resources.
+inline std::optional<std::string> mig_resource_profile(std::string_view resource) {
+  constexpr std::string_view prefix = "nvidia.com/mig-";
+  if (!resource.starts_with(prefix)) return std::nullopt;
+  std::string_view p = resource.substr(prefix.size());
+  if (p.ends_with(".shared")) p.remove_suffix(7);
+  return std::string(p);
+}
+
+// Resource names a container requests or limits.
+inline std::vector<std::string> container_resources(const engine::Container& c) {
+  std::vector<std::string> out;
+  const engine::json* res = engine::member(*c.body, "resources");
+  if (!res) return out;
+  for (const char* key : {"limits", "requests"}) {
+    const engine::json* l = engine::member(*res, key);
+    if (!l || !l->is_object()) continue;
+    for (const auto& [name, v] : l->items()) {
+      auto q = engine::Quantity::from_json(v);
+      if (q && q->is_zero()) continue;
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuguard::rules::mig
