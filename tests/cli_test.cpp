@@ -136,8 +136,10 @@ TEST_CASE("rules, explain, schema, version") {
 
 TEST_CASE("the shipped examples: the seed's own defects are found") {
   auto r = test::run({"lint", "--color", "never", "--complete", "examples/"}, "", test::source_dir());
-  CHECK(r.exit_code == 0);  // warnings only
+  CHECK(r.exit_code == 1);  // as a whole cluster, the seed's PodGroup names a queue it never defines
+  CHECK(r.out.find("examples/seed/9.4-podgroup.yaml:8:3: error: PodGroup train-pg names Volcano Queue cq-train, which does not exist") != std::string::npos);
   CHECK(r.out.find("examples/seed/9.5-four-layers.yaml:13:5: warning: `limits.nvidia.com/gpu` has no effect") != std::string::npos);
+  CHECK(r.out.find("examples/seed/9.5-four-layers.yaml:28:9: warning: default nvidia.com/gpu: 1 is given by the LimitRanger to every container") != std::string::npos);
   CHECK(r.out.find("[priority-class-count]") != std::string::npos);
 }
 

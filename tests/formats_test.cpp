@@ -139,7 +139,7 @@ for s in root.findall("testsuite"):
 )",
                                (ws.dir.path() / "out.xml").string()});
   REQUIRE_MESSAGE(py.exit_code == 0, py.err);
-  CHECK(py.out.find("deploy/pod.yaml 1 3 0") != std::string::npos);  // request without limit + toleration + no GPU quota in ml
+  CHECK(py.out.find("deploy/pod.yaml 1 4 0") != std::string::npos);  // request without limit, toleration, no GPU quota in ml, no DCGM exporter
   CHECK(py.out.find("deploy/quota.yaml 1 1 0") != std::string::npos);
   CHECK(py.out.find("deploy/suppressed.yaml 1 0 0") != std::string::npos);
   CHECK(py.out.find("deploy/broken.yaml 1 0 1") != std::string::npos);
