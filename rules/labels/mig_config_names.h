@@ -1,6 +1,6 @@
 #pragma once
-// Minimal reader of mig-parted configs (facts/nvidia.md §2): the config names a ConfigMap defines.
-// Kept apart so that the full mig-parted reader of rules/mig/ can replace it.
+// The config names a ConfigMap's mig-parted configs define (facts/nvidia.md §2), read with the MIG
+// rules' reader (rules/mig/mig_parted.h), for checking `nvidia.com/mig.config` label values.
 
 #include <set>
 #include <string>
@@ -9,9 +9,8 @@
 
 namespace gpuguard::rules::labels {
 
-// Names under `mig-configs:` of every data value of a ConfigMap that is a mig-parted config
-// (YAML with `version: v1` and `mig-configs:`); adds them to `out`. Returns whether the ConfigMap
-// held such a config.
+// Names under `mig-configs:` of every mig-parted config (`version: v1`) in a ConfigMap; adds them
+// to `out`. Returns whether the ConfigMap held such a config.
 bool mig_config_names(const engine::Object& configmap, std::set<std::string, std::less<>>& out);
 
 }  // namespace gpuguard::rules::labels
