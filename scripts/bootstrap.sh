@@ -17,9 +17,9 @@ packages=(
   libvalijson-dev      # JSON Schema validation
 )
 # `--test`: also the real tools the tests drive (a TLS client, a certificate authority, an
-# independent RFC 6902 implementation).
+# independent RFC 6902 implementation, pre-commit, a TLS scanner).
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(curl openssl python3 python3-jsonpatch pre-commit git)
+  packages+=(curl openssl python3 python3-jsonpatch pre-commit git sslscan)
 fi
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="wrk sslscan"
 if [[ -n "${BOOTSTRAP_EXTRA:-}" ]]; then

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include <csignal>
 #include <filesystem>
 #include <thread>
@@ -404,6 +406,49 @@ TEST_CASE("--client-ca requires a client certificate; --metrics-addr moves healt
   REQUIRE(wh.metrics_port > 0);
   auto r = test::run_command({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:" + std::to_string(wh.metrics_port) + "/readyz"});
   CHECK(r.out == "200");
+}
+
+TEST_CASE("TLS as sslscan sees it: TLS 1.2 and 1.3 only, AEAD ciphers with forward secrecy, nothing weak") {
+  if (test::run_command({"sh", "-c", "command -v sslscan"}).exit_code != 0) {
+    test::skip("sslscan is not installed (make test installs it)");
+    return;
+  }
+  Webhook w;
+  auto r = test::run_command({"timeout", "120", "sslscan", "--no-colour", "--xml=-", "127.0.0.1:" + std::to_string(w.port)});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const std::string& xml = r.out;
+  // The value of attribute `name` in one element's text.
+  auto attr = [](const std::string& element, const std::string& name) {
+    auto p = element.find(" " + name + "=\"");
+    if (p == std::string::npos) return std::string();
+    p += name.size() + 3;
+    return element.substr(p, element.find('"', p) - p);
+  };
+  auto elements = [&](const std::string& tag) {
+    std::vector<std::string> out;
+    for (size_t p = xml.find("<" + tag + " "); p != std::string::npos; p = xml.find("<" + tag + " ", p + 1))
+      out.push_back(xml.substr(p, xml.find('>', p) - p));
+    return out;
+  };
+  std::set<std::string> enabled;
+  for (const auto& e : elements("protocol"))
+    if (attr(e, "enabled") == "1") enabled.insert(attr(e, "type") + " " + attr(e, "version"));
+  CHECK(enabled == std::set<std::string>{"tls 1.2", "tls 1.3"});  // no SSLv2/v3, TLS 1.0 or 1.1
+  const auto ciphers = elements("cipher");
+  CHECK(ciphers.size() >= 3);
+  for (const auto& c : ciphers) {
+    const std::string name = attr(c, "cipher");
+    CAPTURE(name);
+    CHECK(std::stoi(attr(c, "bits")) >= 128);
+    const bool forward_secret = name.rfind("TLS_", 0) == 0 || name.find("ECDHE-") == 0 || name.find("DHE-") == 0;
+    CHECK(forward_secret);
+    const bool aead = name.find("GCM") != std::string::npos || name.find("CHACHA20") != std::string::npos;
+    CHECK(aead);
+    for (const char* weak : {"RC4", "DES", "NULL", "EXP", "MD5", "anon", "CBC"}) CHECK(name.find(weak) == std::string::npos);
+  }
+  for (const auto& h : elements("heartbleed")) CHECK(attr(h, "vulnerable") == "0");
+  for (const auto& g : elements("renegotiation")) CHECK((attr(g, "supported") == "0" || attr(g, "secure") == "1"));
+  for (const auto& c : elements("compression")) CHECK(attr(c, "supported") != "1");
 }
 
 TEST_CASE("bad serve options and files fail fast with exit code 2") {
