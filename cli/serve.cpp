@@ -45,7 +45,7 @@ void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exi
   sub->add_option("-c,--config", opts->config_file, "config file (.gpuguard.yaml); reloaded when it changes");
   sub->add_option("--state", opts->state_paths, "cluster state: files or folders of objects (repeatable); reloaded when they change");
   sub->add_option("--metrics-addr", *metrics, "serve /healthz, /readyz and /metrics on this plain-HTTP HOST:PORT instead of the TLS port");
-  sub->add_option("--max-connections", opts->max_threads, "connections served at once (default 64)")->check(CLI::Range(1, 4096));
+  sub->add_option("--max-connections", opts->max_threads, "connections served at once: each open connection, idle or slow ones too, holds a worker thread (default 512)")->check(CLI::Range(1, 4096));
   sub->add_option("--max-body-bytes", opts->max_body_bytes, "largest request body (default 8 MiB)")->check(CLI::Range(1024, 1 << 30));
   sub->add_option("--keep-alive-timeout", opts->keep_alive_seconds, "seconds an idle connection is kept (default 5)")->check(CLI::Range(1, 300));
   sub->add_option("--read-timeout", opts->read_timeout_seconds, "seconds to read a request (default 10)")->check(CLI::Range(1, 300));

@@ -7,7 +7,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <atomic>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -97,11 +100,23 @@ class ElasticPool final : public httplib::TaskQueue {
 
  private:
   void spawn_locked() {
+    reap_locked();
     ++live_;
-    threads_.emplace_back([this] { work(); });
+    threads_.emplace_back();
+    auto self = std::prev(threads_.end());
+    *self = std::thread([this, self] { work(self); });
   }
 
-  void work() {
+  // Joins the workers that shrank away, so their stacks do not pile up between bursts.
+  void reap_locked() {
+    for (auto it : finished_) {
+      if (it->joinable()) it->join();  // it released the lock on its way out: it has returned, or is about to
+      threads_.erase(it);
+    }
+    finished_.clear();
+  }
+
+  void work(std::list<std::thread>::iterator self) {
     std::unique_lock lock(mu_);
     for (;;) {
       ++idle_;
@@ -116,7 +131,10 @@ class ElasticPool final : public httplib::TaskQueue {
         continue;
       }
       if (stopping_) break;
-      if (!got && live_ > min_) break;  // idle long enough: shrink
+      if (!got && live_ > min_) {  // idle long enough: shrink
+        finished_.push_back(self);
+        break;
+      }
     }
     --live_;
   }
@@ -125,7 +143,8 @@ class ElasticPool final : public httplib::TaskQueue {
   std::mutex mu_;
   std::condition_variable cv_;
   std::list<std::function<void()>> jobs_;
-  std::list<std::thread> threads_;  // joined at shutdown (a thread that shrank away has returned)
+  std::list<std::thread> threads_;  // every worker; joined at shutdown
+  std::vector<std::list<std::thread>::iterator> finished_;  // workers that shrank away, to join
   size_t live_ = 0;
   size_t idle_ = 0;
   bool stopping_ = false;
@@ -313,12 +332,21 @@ void add_health_routes(httplib::Server& svr, Runtime& rt) {
   });
 }
 
-void configure_common(httplib::Server& svr, const ServerOptions& o) {
+// Debian's cpp-httplib (a shared library) listens with a backlog of 5: a burst of connections (the
+// API server filling its connection pool, 200 slow clients) overflows it, and the kernel drops
+// SYNs that clients retry only after 1, 2, 4 s. listen() again on the bound socket raises it (the
+// kernel caps it at net.core.somaxconn).
+constexpr int kListenBacklog = 4096;
+
+// `listen_fd` receives the listening socket (the one socket the options callback sees).
+void configure_common(httplib::Server& svr, const ServerOptions& o, std::shared_ptr<std::atomic<int>> listen_fd) {
   svr.set_tcp_nodelay(true);
-  svr.set_socket_options([](socket_t sock) {
+  svr.set_socket_options([listen_fd](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);  // inherited by accepted sockets
+    int expected = -1;
+    listen_fd->compare_exchange_strong(expected, static_cast<int>(sock));
   });
   svr.set_keep_alive_timeout(o.keep_alive_seconds);
   svr.set_keep_alive_max_count(10000);
@@ -362,7 +390,8 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
     rt.log_.write(Log::error, "cannot set up TLS", {{"error", tls_error}});
     return 2;
   }
-  configure_common(svr, options);
+  auto listen_fd = std::make_shared<std::atomic<int>>(-1);
+  configure_common(svr, options, listen_fd);
 
   // Before anything reads the body: refuse bodies without Content-Length (chunked bodies bypass
   // cpp-httplib's size limit, facts/webhook.md §3) and bodies over the limit.
@@ -433,7 +462,7 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   std::unique_ptr<httplib::Server> side;
   if (options.metrics_host) {
     side = std::make_unique<httplib::Server>();
-    configure_common(*side, options);
+    configure_common(*side, options, std::make_shared<std::atomic<int>>(-1));
     add_health_routes(*side, rt);
   } else {
     add_health_routes(svr, rt);
@@ -445,6 +474,8 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
     rt.log_.write(Log::error, "cannot listen", {{"host", options.host}, {"port", options.port}});
     return 2;
   }
+  if (int fd = listen_fd->load(); fd >= 0 && ::listen(fd, kListenBacklog) != 0)
+    rt.log_.write(Log::warn, "cannot raise the listen backlog", {{"error", std::strerror(errno)}});
   int side_port = 0;
   if (side) {
     side_port = options.metrics_port == 0

@@ -25,7 +25,7 @@ struct ServerOptions {
   std::optional<std::string> metrics_host;  // health and metrics on a plain-HTTP port instead
   int metrics_port = 0;
   size_t min_threads = 8;
-  size_t max_threads = 64;              // connections served at once (each keep-alive connection holds one)
+  size_t max_threads = 512;             // connections served at once (each open connection holds one)
   int keep_alive_seconds = 5;
   int read_timeout_seconds = 10;
   int write_timeout_seconds = 10;

@@ -253,19 +253,22 @@ TEST_CASE("malformed input: each gets a correct answer and the server stays up")
   CHECK(json::parse(body)["response"]["allowed"] == json(true));
 }
 
-TEST_CASE("slow clients holding connections do not keep a real request waiting") {
+TEST_CASE("200 slow clients holding connections do not keep a real request waiting") {
   if (!have_tools()) {
     test::skip("tools missing");
     return;
   }
   Webhook wh;
   const fs::path go = wh.dir.path() / "release";
-  test::Process hold({kPython, client_py().string(), "hold", "127.0.0.1", std::to_string(wh.port), "16", go.string()}, wh.dir.path(), true);
-  REQUIRE(hold.wait_for_log("holding 16"));
+  test::Process hold({kPython, client_py().string(), "hold", "127.0.0.1", std::to_string(wh.port), "200", go.string()}, wh.dir.path(), true);
+  REQUIRE(hold.wait_for_log("holding 200"));
   auto ok = wh.write("ok.json", review_of(gpu_pod(true)).dump());
-  // curl --max-time bounds the wait: the answer comes from a fresh worker, not after a timeout.
-  auto [code, body] = wh.curl("/validate", ok.string(), {"--max-time", "2"});
-  CHECK(code == 200);
+  // curl --max-time bounds the wait: the answer comes within 1 s from a fresh worker, not after
+  // a slow client's read timeout.
+  for (int i = 0; i < 3; ++i) {
+    auto [code, body] = wh.curl("/validate", ok.string(), {"--max-time", "1"});
+    CHECK(code == 200);
+  }
   test::write_file(go, "");
   hold.wait_exit();
 }
