@@ -117,7 +117,8 @@ void check_section(const json& section, const std::string& base, bool mps, const
     return;
   }
   static const char* const kKnown[] = {"renameByDefault", "failRequestsGreaterThanOne", "resources"};
-  for (const auto& [k, v] : section.items()) {
+  for (const auto& item : section.items()) {
+    const std::string& k = item.key();
     if (std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* f) { return k == f; })) continue;
     std::string hint;
     for (const char* f : kKnown)
