@@ -156,66 +156,86 @@ spec:
     auto& state = *static_cast<State*>(ctx.state());
     const auto& gpus = ctx.settings().gpu_resources;
     static const std::vector<Template> kNone;
+
+    // What each LimitRange does to each GPU resource, by namespace and resource, in listing order.
+    struct Source {
+      const Object* lr = nullptr;
+      quota::GpuLimits g;
+      Effect effect = Effect::none;
+    };
+    std::map<std::pair<std::string, std::string>, std::vector<Source>> sources;
     for (const Object* lr : inv.list("", "LimitRange")) {
-      const std::string& ns = inv.namespace_of(*lr);
-      auto it = state.namespaces.find(ns);
-      const std::vector<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
-      const std::string lr_name = "LimitRange " + ns + "/" + lr->name;
-      for (const auto& g : quota::container_gpu_limits(*lr, gpus)) {
+      for (auto& g : quota::container_gpu_limits(*lr, gpus)) {
         Effect effect = Effect::none;
         if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())
           effect = g.default_from == "max" ? Effect::default_from_max : Effect::explicit_default;
         else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
           effect = Effect::request_from_min;
         if (effect == Effect::none) continue;
-        const std::string r = g.resource;
+        std::string r = g.resource;
+        sources[{inv.namespace_of(*lr), std::move(r)}].push_back(Source{lr, std::move(g), effect});
+      }
+    }
 
-        std::vector<std::string> affected;
-        for (const auto& tpl : templates) {
-          std::vector<std::string> receivers;
-          size_t total = 0;
-          json injected = tpl.spec;
-          for (const char* list : {"initContainers", "containers"})
-            for (auto& c : injected[list]) {
-              ++total;
-              if (sets(c, r)) continue;
-              Container desc{&c, "", string_at(c, "name").value_or(""),
-                             std::string(list) == "containers" ? Container::Kind::regular
-                             : string_at(c, "restartPolicy") == std::optional<std::string_view>("Always") ? Container::Kind::sidecar
-                                                                                                         : Container::Kind::init};
-              receivers.push_back(describe(desc));
-              if (effect != Effect::request_from_min) c["resources"]["limits"][r] = g.eff_default->to_string();
-              c["resources"]["requests"][r] = g.eff_request ? g.eff_request->to_string() : g.eff_default->to_string();
-            }
-          if (receivers.empty()) continue;
-          if (effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
-          affected.push_back(tpl.what);
-          report_template(ctx, tpl, injected, receivers, total, effect, g, lr_name);
-        }
+    for (const auto& [key, list] : sources) {
+      const auto& [ns, r] = key;
+      auto it = state.namespaces.find(ns);
+      const std::vector<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
+      // The LimitRanger applies every LimitRange in turn, and a later one finds the resource already
+      // set: the first one that defaults it is the one each pod gets. Each template is reported
+      // once, naming it; every LimitRange is reported on itself.
+      const Source& first = list.front();
+      const std::string lr_name = "LimitRange " + ns + "/" + first.lr->name +
+                                  (list.size() > 1 ? " (the first of " + std::to_string(list.size()) + " that default " + r + ")" : "");
+      std::vector<std::string> affected;
+      for (const auto& tpl : templates) {
+        std::vector<std::string> receivers;
+        size_t total = 0;
+        json injected = tpl.spec;
+        for (const char* container_list : {"initContainers", "containers"})
+          for (auto& c : injected[container_list]) {
+            ++total;
+            if (sets(c, r)) continue;
+            Container desc{&c, "", string_at(c, "name").value_or(""),
+                           std::string(container_list) == "containers" ? Container::Kind::regular
+                           : string_at(c, "restartPolicy") == std::optional<std::string_view>("Always") ? Container::Kind::sidecar
+                                                                                                       : Container::Kind::init};
+            receivers.push_back(describe(desc));
+            if (first.effect != Effect::request_from_min) c["resources"]["limits"][r] = first.g.eff_default->to_string();
+            c["resources"]["requests"][r] = first.g.eff_request ? first.g.eff_request->to_string() : first.g.eff_default->to_string();
+          }
+        if (receivers.empty()) continue;
+        if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
+        affected.push_back(tpl.what);
+        report_template(ctx, tpl, injected, receivers, total, first.effect, first.g, lr_name);
+      }
 
+      std::string here;
+      if (!affected.empty()) {
+        std::vector<std::string> shown(affected.begin(), affected.begin() + std::min<size_t>(affected.size(), 3));
+        here = "; in this namespace: " + join(shown) + (affected.size() > 3 ? " and " + std::to_string(affected.size() - 3) + " more" : "");
+      }
+      for (const Source& src : list) {
+        const Effect effect = src.effect;
+        const quota::GpuLimits& g = src.g;
         if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected.empty()) continue;
-        std::string here;
-        if (!affected.empty()) {
-          std::vector<std::string> first(affected.begin(), affected.begin() + std::min<size_t>(affected.size(), 3));
-          here = "; in this namespace: " + join(first) + (affected.size() > 3 ? " and " + std::to_string(affected.size() - 3) + " more" : "");
-        }
         const std::string d = g.eff_default ? g.eff_default->to_string() : "";
         switch (effect) {
           case Effect::explicit_default:
-            ctx.report(*lr, g.pointer("default"),
+            ctx.report(*src.lr, g.pointer("default"),
                        "default " + r + ": " + d + " is given by the LimitRanger to every container and init container in namespace " +
                            ns + " that does not set " + r + ", native sidecars included: a pod with one GPU container and a sidecar holds " +
                            (g.eff_default->to_int64() ? std::to_string(*g.eff_default->to_int64() + 1) : "more") +
                            " GPUs instead of 1; use default " + r + ": 0, or set " + r + ": 0 on every sidecar and init container" + here);
             break;
           case Effect::default_from_max:
-            ctx.report(*lr, g.pointer("max"),
+            ctx.report(*src.lr, g.pointer("max"),
                        "max " + r + ": " + d + " has no default, so the API sets default and defaultRequest to " + d +
                            ": every container and init container in namespace " + ns + " that does not set " + r +
                            ", sidecars included, gets " + d + " GPUs; write default: {" + r + ": 0} explicitly" + here);
             break;
           case Effect::request_from_min:
-            ctx.report(*lr, g.pointer("min"),
+            ctx.report(*src.lr, g.pointer("min"),
                        "min " + r + ": " + g.eff_request->to_string() + " without a default or max makes the API set defaultRequest " +
                            g.eff_request->to_string() + " and no default limit: every container in namespace " + ns + " that omits " + r +
                            " gets a GPU request without a limit, and the API server rejects its pod (\"Limit must be set for non "
