@@ -86,11 +86,11 @@ void priorityclass(std::ostream& o, Rng& r, size_t i) {
 }
 
 void migconfig(std::ostream& o, Rng& r, size_t i) {
-  const char* profiles[] = {"1g.10gb: 7", "2g.20gb: 3", "3g.40gb: 2", "7g.80gb: 1"};
+  const char* profiles[] = {"\"1g.10gb\": 7", "\"2g.20gb\": 3", "\"3g.40gb\": 2", "\"7g.80gb\": 1"};
   o << "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mig-parted-" << i << "\n  namespace: gpu-operator\n"
     << "  labels: {app: nvidia-mig-manager}\ndata:\n  config.yaml: |\n    version: v1\n    mig-configs:\n"
     << "      all-disabled:\n        - devices: all\n          mig-enabled: false\n"
-    << "      custom-" << i << ":\n        - devices: all\n          mig-enabled: true\n          mig-devices:\n            \""
+    << "      custom-" << i << ":\n        - devices: all\n          mig-enabled: true\n          mig-devices:\n            "
     << profiles[r.below(4)] << "\n";
 }
 
