@@ -34,12 +34,17 @@ void Inventory::add(std::shared_ptr<const Object> obj, std::string effective_nam
   ns_of_[obj.get()] = effective_namespace;
   auto it = by_name_.find(key);
   if (it != by_name_.end()) {
-    ns_of_.erase(it->second.obj.get());
+    // Replaced in place: the lists keep its position (a later `kubectl apply` of the same object).
+    const Object* old = it->second.obj.get();
+    ns_of_.erase(old);
+    std::replace(by_kind_[KindRef{key.group, key.kind}].begin(), by_kind_[KindRef{key.group, key.kind}].end(), old, obj.get());
+    auto& in_ns = by_namespace_[Key{key.group, key.kind, key.ns, ""}];
+    std::replace(in_ns.begin(), in_ns.end(), old, obj.get());
     it->second = Entry{std::move(obj), std::move(effective_namespace), ++seq_};
     return;
   }
-  by_kind_[KindRef{key.group, key.kind}].push_back(key);
-  by_namespace_[Key{key.group, key.kind, key.ns, ""}].push_back(key);
+  by_kind_[KindRef{key.group, key.kind}].push_back(obj.get());
+  by_namespace_[Key{key.group, key.kind, key.ns, ""}].push_back(obj.get());
   by_name_.emplace(key, Entry{std::move(obj), std::move(effective_namespace), ++seq_});
 }
 
@@ -48,39 +53,42 @@ void Inventory::remove(std::string_view group, std::string_view kind, std::strin
   if (base_ && base_->find(group, kind, ns, name)) shadowed_[key] = true;
   auto it = by_name_.find(key);
   if (it == by_name_.end()) return;
-  ns_of_.erase(it->second.obj.get());
+  const Object* gone = it->second.obj.get();
+  ns_of_.erase(gone);
+  std::erase(by_kind_[KindRef{key.group, key.kind}], gone);
+  std::erase(by_namespace_[Key{key.group, key.kind, key.ns, ""}], gone);
   by_name_.erase(it);
-  std::erase(by_kind_[KindRef{key.group, key.kind}], key);
-  std::erase(by_namespace_[Key{key.group, key.kind, key.ns, ""}], key);
 }
 
 bool Inventory::hidden_from_base(const Key& k) const { return shadowed_.count(k) > 0; }
 
 std::vector<const Object*> Inventory::list(std::string_view group, std::string_view kind) const {
   std::vector<const Object*> out;
-  if (base_) {
+  if (base_ && shadowed_.empty()) {
+    out = base_->list(group, kind);  // nothing of the base is replaced or removed here
+  } else if (base_) {
     for (const Object* o : base_->list(group, kind)) {
       std::string name = o->name.empty() ? "#" + std::to_string(o->id) : o->name;
       if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, base_->namespace_of(*o), name})) out.push_back(o);
     }
   }
   auto it = by_kind_.find(KindRef{std::string(group), std::string(kind)});
-  if (it != by_kind_.end())
-    for (const Key& k : it->second) out.push_back(by_name_.at(k).obj.get());
+  if (it != by_kind_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }
 
 std::vector<const Object*> Inventory::list(std::string_view group, std::string_view kind, std::string_view ns) const {
   std::vector<const Object*> out;
-  if (base_) {
+  if (base_ && shadowed_.empty()) {
+    out = base_->list(group, kind, ns);
+  } else if (base_) {
     for (const Object* o : base_->list(group, kind, ns)) {
       std::string name = o->name.empty() ? "#" + std::to_string(o->id) : o->name;
       if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, std::string(ns), name})) out.push_back(o);
     }
   }
   auto it = by_namespace_.find(Key{std::string(group), std::string(kind), std::string(ns), ""});
-  if (it != by_namespace_.end())
-    for (const Key& k : it->second) out.push_back(by_name_.at(k).obj.get());
+  if (it != by_namespace_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }
 

@@ -68,8 +68,8 @@ class Inventory {
   std::shared_ptr<const Inventory> base_;
   std::set<KindRef> kept_;
   std::unordered_map<Key, Entry, KeyHash> by_name_;
-  std::map<KindRef, std::vector<Key>> by_kind_;  // insertion order
-  std::unordered_map<Key, std::vector<Key>, KeyHash> by_namespace_;  // {group, kind, ns, ""} → keys
+  std::map<KindRef, std::vector<const Object*>> by_kind_;  // insertion order (owned by by_name_)
+  std::unordered_map<Key, std::vector<const Object*>, KeyHash> by_namespace_;  // {group, kind, ns, ""} → objects
   std::unordered_map<Key, bool, KeyHash> shadowed_;  // base keys replaced or removed in this layer
   std::unordered_map<const Object*, std::string> ns_of_;
   uint64_t seq_ = 0;

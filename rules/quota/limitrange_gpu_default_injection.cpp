@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include <set>
+
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -164,7 +166,15 @@ spec:
       Effect effect = Effect::none;
     };
     std::map<std::pair<std::string, std::string>, std::vector<Source>> sources;
-    for (const Object* lr : inv.list("", "LimitRange")) {
+    const auto limitranges = inv.list("", "LimitRange");
+    // Only namespaces where something is in focus need the work: a LimitRange (all of them in the
+    // linter, the admitted one in the webhook), or a pod template seen in this evaluation.
+    std::set<std::string, std::less<>> wanted;
+    for (const auto& [ns, templates] : state.namespaces) wanted.insert(ns);
+    for (const Object* lr : limitranges)
+      if (ctx.in_focus(*lr)) wanted.insert(inv.namespace_of(*lr));
+    for (const Object* lr : limitranges) {
+      if (!wanted.contains(inv.namespace_of(*lr))) continue;
       for (auto& g : quota::container_gpu_limits(*lr, gpus)) {
         Effect effect = Effect::none;
         if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())

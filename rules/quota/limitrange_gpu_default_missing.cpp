@@ -93,8 +93,15 @@ spec:
     const auto& gpus = ctx.settings().gpu_resources;
     // Namespace → GPU resource → the quotas that cap it.
     std::map<std::string, std::map<std::string, std::vector<const Object*>>> capped;
-    for (const Object* q : inv.list("", "ResourceQuota"))
-      for (const auto& [name, amount] : quota::tracked_gpus(*q, gpus)) capped[inv.namespace_of(*q)][name].push_back(q);
+    const auto quotas = inv.list("", "ResourceQuota");
+    // Findings are about quotas: only namespaces with a quota in focus (all of them in the linter;
+    // the admitted quota's in the webhook) need the work.
+    std::set<std::string, std::less<>> wanted;
+    for (const Object* q : quotas)
+      if (ctx.in_focus(*q)) wanted.insert(inv.namespace_of(*q));
+    for (const Object* q : quotas)
+      if (wanted.contains(inv.namespace_of(*q)))
+        for (const auto& [name, amount] : quota::tracked_gpus(*q, gpus)) capped[inv.namespace_of(*q)][name].push_back(q);
     for (const auto& [ns, resources] : capped) {
       std::set<std::string> with_max;
       std::map<std::string, std::string> partial;  // resource → "LimitRange x sets only default"
