@@ -119,6 +119,33 @@ TEST_CASE("findings are sorted by file position, then rule") {
   CHECK(r.findings[0].pos.line < r.findings[1].pos.line);
 }
 
+TEST_CASE("an inventory lists in insertion order; a replaced object keeps its place; a removed one is gone") {
+  Inventory inv(std::set<KindRef>{{"", "ConfigMap"}});
+  auto add = [&](const std::string& name, const std::string& value) {
+    auto o = gpuguard::test::load_objects("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + ", namespace: x}\ndata: {v: \"" +
+                                          value + "\"}\n");
+    o[0].id = inv.next_id();
+    inv.add(std::make_shared<Object>(std::move(o[0])), "x");
+  };
+  add("a", "1");
+  add("b", "1");
+  add("c", "1");
+  add("b", "2");  // replaced, as a later apply would
+  auto names = [&](const std::vector<const Object*>& list) {
+    std::string out;
+    for (const Object* o : list) out += o->name + "=" + o->body["data"]["v"].get<std::string>() + " ";
+    return out;
+  };
+  CHECK(names(inv.list("", "ConfigMap")) == "a=1 b=2 c=1 ");
+  CHECK(names(inv.list("", "ConfigMap", "x")) == "a=1 b=2 c=1 ");
+  CHECK(inv.list("", "ConfigMap", "y").empty());
+  inv.remove("", "ConfigMap", "x", "a");
+  CHECK(names(inv.list("", "ConfigMap")) == "b=2 c=1 ");
+  CHECK(names(inv.list("", "ConfigMap", "x")) == "b=2 c=1 ");
+  CHECK(inv.find("", "ConfigMap", "x", "b")->body["data"]["v"] == json("2"));
+  CHECK(inv.size() == 2);
+}
+
 TEST_CASE("a layered inventory sees its base, minus what it replaces or removes") {
   auto base = std::make_shared<Inventory>(std::set<KindRef>{{"scheduling.k8s.io", "PriorityClass"}});
   auto objs = gpuguard::test::load_objects(
