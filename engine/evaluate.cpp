@@ -1,5 +1,7 @@
 #include "engine/evaluate.h"
 
+#include <set>
+
 #include <algorithm>
 #include <exception>
 #include <tuple>
@@ -58,6 +60,12 @@ struct Evaluation::Impl {
   Inventory inventory;
   std::vector<const Rule*> enabled;
   std::vector<std::unique_ptr<RuleState>> states;  // parallel to `enabled`
+  // Which enabled rules look at a kind in `check`: those that report on it, read it or observe it.
+  // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
+  // every rule, and so does every kind for a rule that checks "*" or declares no kind.
+  std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`
+  std::vector<size_t> every_kind;
+  std::vector<size_t> all;
   std::vector<Finding> findings;
   std::vector<Diagnostic> diagnostics;
   std::unordered_map<uint32_t, Exemptions> exemptions;  // only objects that have some
@@ -80,6 +88,30 @@ struct Evaluation::Impl {
       enabled.push_back(rule);
       states.push_back(rule->make_state());
     }
+    for (size_t i = 0; i < enabled.size(); ++i) {
+      all.push_back(i);
+      const RuleInfo& info = enabled[i]->info();
+      if ((info.checks.empty() && info.reads.empty() && info.observes.empty()) ||
+          std::any_of(info.checks.begin(), info.checks.end(), [](const KindRef& k) { return k.kind == "*"; })) {
+        every_kind.push_back(i);
+        continue;
+      }
+      std::set<std::string> kinds;
+      for (const auto* list : {&info.checks, &info.reads, &info.observes})
+        for (const KindRef& k : *list) kinds.insert(k.group + "/" + k.kind);
+      for (const auto& k : kinds) by_kind[k].push_back(i);
+    }
+  }
+
+  // The enabled rules that check an object, in registry order.
+  [[nodiscard]] std::vector<size_t> rules_for(const Object& obj) const {
+    if (!obj.is_kubernetes_object()) return all;
+    auto it = by_kind.find(obj.gvk.group + "/" + obj.gvk.kind);
+    if (every_kind.empty()) return it == by_kind.end() ? std::vector<size_t>{} : it->second;
+    std::vector<size_t> out = every_kind;
+    if (it != by_kind.end()) out.insert(out.end(), it->second.begin(), it->second.end());
+    std::sort(out.begin(), out.end());
+    return out;
   }
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
@@ -258,7 +290,7 @@ uint32_t Evaluation::add(Object obj) {
   m.collect_exemptions(obj, ns);
   const ObjectRef ref = m.make_ref(obj, ns);
   if (obj.is_kubernetes_object()) m.checked.push_back(ref);
-  for (size_t i = 0; i < m.enabled.size(); ++i) {
+  for (size_t i : m.rules_for(obj)) {
     const Rule& rule = *m.enabled[i];
     CheckCtx ctx(m, rule, m.states[i].get(), obj, ref);
     try {

@@ -59,6 +59,10 @@ struct RuleInfo {
   std::vector<ParamSpec> params;
   std::vector<KindRef> checks; // kinds it reports on (the webhook registers for exactly these)
   std::vector<KindRef> reads;  // kinds it reads from the inventory in `finish`
+  // Further kinds `check` must see (to record a projection for `finish`) without reporting on them
+  // or keeping them whole. `check` is called only for kinds in checks, reads and observes, and
+  // for every document that is not a Kubernetes object; a rule that declares no kind sees all.
+  std::vector<KindRef> observes;
   bool needs_complete = false; // speaks only where the inventory is complete
   bool has_fix = false;
   std::string example_bad;     // YAML that fires (tested)

@@ -2,6 +2,7 @@
 // never reach.
 
 #include "engine/inventory.h"
+#include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/gang/podgroups.h"
 
@@ -43,6 +44,7 @@ class PodgroupMinMemberInvalid final : public Rule {
         "the workload creates (for a PyTorchJob with 1 Master and 3 Workers: 4).";
     info_.checks = {KindRef{"scheduling.volcano.sh", "PodGroup"}, KindRef{"scheduling.x-k8s.io", "PodGroup"}};
     info_.reads = gang::podgroup_read_kinds();
+    info_.observes = pod_template_kinds();  // members are recorded in check (small records, not kept)
     info_.facts = {
         "facts/kubernetes-and-queues.md §4 — scheduler-plugins `apis/scheduling/v1alpha1/types.go`: "
         "`minMember` has CRD minimum 1 (`manifests/coscheduling/crd.yaml`: `minimum: 1`); the pod label "

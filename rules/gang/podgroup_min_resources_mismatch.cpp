@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "engine/inventory.h"
+#include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/gang/podgroups.h"
 
@@ -40,6 +41,7 @@ class PodgroupMinResourcesMismatch final : public Rule {
         "members × 8 `nvidia.com/gpu` = 32), or remove `minResources` and let the scheduler count.";
     info_.checks = {KindRef{"scheduling.volcano.sh", "PodGroup"}, KindRef{"scheduling.x-k8s.io", "PodGroup"}};
     info_.reads = gang::podgroup_read_kinds();
+    info_.observes = pod_template_kinds();  // members are recorded in check (small records, not kept)
     info_.facts = {
         "Seed 9.4 (design.md §1): a PodGroup's key parameters `minMember`, `queue`, `priorityClassName`, "
         "`minResources`; its example sets minMember 4 and `nvidia.com/gpu: 32` for 8-GPU members "
