@@ -63,8 +63,8 @@ struct Evaluation::Impl {
   // Which enabled rules look at a kind in `check`: those that report on it, read it or observe it.
   // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
   // every rule, and so does every kind for a rule that checks "*" or declares no kind.
-  std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`
-  std::vector<size_t> every_kind;
+  std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`, sorted
+  std::vector<size_t> every_kind;  // the rules of any other kind
   std::vector<size_t> all;
   std::vector<Finding> findings;
   std::vector<Diagnostic> diagnostics;
@@ -101,17 +101,18 @@ struct Evaluation::Impl {
         for (const KindRef& k : *list) kinds.insert(k.group + "/" + k.kind);
       for (const auto& k : kinds) by_kind[k].push_back(i);
     }
+    // Rules of every kind go into each kind's list too, so a look-up is one find.
+    for (auto& [kind, rules] : by_kind) {
+      rules.insert(rules.end(), every_kind.begin(), every_kind.end());
+      std::sort(rules.begin(), rules.end());
+    }
   }
 
   // The enabled rules that check an object, in registry order.
-  [[nodiscard]] std::vector<size_t> rules_for(const Object& obj) const {
+  [[nodiscard]] const std::vector<size_t>& rules_for(const Object& obj) const {
     if (!obj.is_kubernetes_object()) return all;
     auto it = by_kind.find(obj.gvk.group + "/" + obj.gvk.kind);
-    if (every_kind.empty()) return it == by_kind.end() ? std::vector<size_t>{} : it->second;
-    std::vector<size_t> out = every_kind;
-    if (it != by_kind.end()) out.insert(out.end(), it->second.begin(), it->second.end());
-    std::sort(out.begin(), out.end());
-    return out;
+    return it == by_kind.end() ? every_kind : it->second;
   }
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
