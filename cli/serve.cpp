@@ -47,6 +47,7 @@ void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exi
   sub->add_option("--metrics-addr", *metrics, "serve /healthz, /readyz and /metrics on this plain-HTTP HOST:PORT instead of the TLS port");
   sub->add_option("--max-connections", opts->max_threads, "connections served at once: each open connection, idle or slow ones too, holds a worker thread (default 512)")->check(CLI::Range(1, 4096));
   sub->add_option("--max-body-bytes", opts->max_body_bytes, "largest request body (default 8 MiB)")->check(CLI::Range(1024, 1 << 30));
+  sub->add_option("--idle-worker-timeout", opts->idle_worker_seconds, "seconds a worker beyond the first 8 stays idle before it exits, returning its memory (default 30)")->check(CLI::Range(1, 3600));
   sub->add_option("--keep-alive-timeout", opts->keep_alive_seconds, "seconds an idle connection is kept (default 5)")->check(CLI::Range(1, 300));
   sub->add_option("--read-timeout", opts->read_timeout_seconds, "seconds to read a request (default 10)")->check(CLI::Range(1, 300));
   sub->add_option("--reload-interval", *reload_s, "seconds between checks of the certificate, config and state files; 0: only on SIGHUP (default 2)")

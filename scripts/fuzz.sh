@@ -27,13 +27,16 @@ seeds() {  # target → seed folders (made once, from files of the repository an
         printf 'rules:\n  priority-class-count:\n    params: {min: 2, max: 4}\nexclude:\n  - namespace: kube-.*\n' >"$dir/basic.yaml" ;;
       quantity)
         for q in 1 500m 1.5Gi 1e3 0.5 32 -1 1Ki 2E 0.000000001 +7n 1.0e-3; do printf '%s' "$q" >"$dir/$q"; done ;;
+      mig)  # a built-in GPU + (profile, count) pairs; and the catalog itself (odd first byte + JSON)
+        for g in 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14; do printf "\\x00\\x$(printf %02x $g)\\x00\\x01\\x01\\x02\\x02\\x01" >"$dir/gpu$g"; done
+        python3 -c 'import json,sys,yaml; d=yaml.safe_load(open("rules/data/mig-gpus.yaml")); d=d.get("gpus",d) if isinstance(d,dict) else d; sys.stdout.write("\x01"+json.dumps(d))' >"$dir/catalog.json" 2>/dev/null || rm -f "$dir/catalog.json" ;;
     esac
     [[ -d tests/fuzz/regressions/$t ]] && cp tests/fuzz/regressions/"$t"/* "$dir"/ 2>/dev/null || true
   fi
   echo "$dir"
 }
 
-for t in yaml lint json admission config quantity; do
+for t in yaml lint json admission config quantity mig; do
   echo "== fuzz_$t: ${seconds} s" >&2
   corpus=$build/corpus/$t
   mkdir -p "$corpus"

@@ -1,6 +1,7 @@
 #include "webhook/server.h"
 
 #include <httplib.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -66,7 +67,8 @@ class Log {
 // worker in cpp-httplib), up to a maximum, and shrinks back after idling.
 class ElasticPool final : public httplib::TaskQueue {
  public:
-  ElasticPool(size_t min_threads, size_t max_threads) : min_(std::max<size_t>(1, min_threads)), max_(std::max(min_, max_threads)) {
+  ElasticPool(size_t min_threads, size_t max_threads, int idle_seconds)
+      : min_(std::max<size_t>(1, min_threads)), max_(std::max(min_, max_threads)), idle_(std::chrono::seconds(std::max(1, idle_seconds))) {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < min_; ++i) spawn_locked();
   }
@@ -76,8 +78,8 @@ class ElasticPool final : public httplib::TaskQueue {
     std::unique_lock lock(mu_);
     jobs_.push_back(std::move(fn));
     // Every queued job needs a worker that is free now: idle workers that have not yet taken
-    // a job are counted in idle_.
-    if (jobs_.size() > idle_ && live_ < max_) spawn_locked();
+    // a job are counted in idle_workers_.
+    if (jobs_.size() > idle_workers_ && live_ < max_) spawn_locked();
     lock.unlock();
     cv_.notify_one();
   }
@@ -119,9 +121,9 @@ class ElasticPool final : public httplib::TaskQueue {
   void work(std::list<std::thread>::iterator self) {
     std::unique_lock lock(mu_);
     for (;;) {
-      ++idle_;
-      bool got = cv_.wait_for(lock, std::chrono::seconds(30), [&] { return stopping_ || !jobs_.empty(); });
-      --idle_;
+      ++idle_workers_;
+      bool got = cv_.wait_for(lock, idle_, [&] { return stopping_ || !jobs_.empty(); });
+      --idle_workers_;
       if (!jobs_.empty()) {
         auto fn = std::move(jobs_.front());
         jobs_.pop_front();
@@ -132,7 +134,10 @@ class ElasticPool final : public httplib::TaskQueue {
       }
       if (stopping_) break;
       if (!got && live_ > min_) {  // idle long enough: shrink
+        reap_locked();  // the workers that shrank before this one have left: join them now
         finished_.push_back(self);
+        // Back to the pool's floor: hand the memory the burst's workers freed back to the system.
+        if (live_ == min_ + 1) malloc_trim(0);
         break;
       }
     }
@@ -145,8 +150,9 @@ class ElasticPool final : public httplib::TaskQueue {
   std::list<std::function<void()>> jobs_;
   std::list<std::thread> threads_;  // every worker; joined at shutdown
   std::vector<std::list<std::thread>::iterator> finished_;  // workers that shrank away, to join
+  const std::chrono::seconds idle_;
   size_t live_ = 0;
-  size_t idle_ = 0;
+  size_t idle_workers_ = 0;
   bool stopping_ = false;
 };
 
@@ -354,7 +360,8 @@ void configure_common(httplib::Server& svr, const ServerOptions& o, std::shared_
   svr.set_write_timeout(o.write_timeout_seconds, 0);
   svr.set_payload_max_length(o.max_body_bytes + 1);
   size_t min_t = o.min_threads, max_t = o.max_threads;
-  svr.new_task_queue = [min_t, max_t] { return new ElasticPool(min_t, max_t); };
+  int idle_s = o.idle_worker_seconds;
+  svr.new_task_queue = [min_t, max_t, idle_s] { return new ElasticPool(min_t, max_t, idle_s); };
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     set_json(res, 500, R"({"error":"internal error"})");
   });
@@ -423,6 +430,9 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
       Answer answer = snap.admission->handle(endpoint, req.body, req.get_header_value("Content-Type"), snap.state, outcome);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       set_json(res, answer.status, answer.body);
+      // Shutting down: each client closes its kept-alive connection after this answer and opens
+      // its next one to an endpoint that stays (no request lost when the listener closes).
+      if (rt.shutting_down_) res.set_header("Connection", "close");
       if (answer.status != 200) {
         rt.metrics_.invalid_request("malformed");
         rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});

@@ -26,6 +26,7 @@ struct ServerOptions {
   int metrics_port = 0;
   size_t min_threads = 8;
   size_t max_threads = 512;             // connections served at once (each open connection holds one)
+  int idle_worker_seconds = 30;         // a worker beyond min_threads idle this long exits
   int keep_alive_seconds = 5;
   int read_timeout_seconds = 10;
   int write_timeout_seconds = 10;

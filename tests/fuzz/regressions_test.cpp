@@ -50,4 +50,23 @@ TEST_CASE("fuzz targets run clean on every rule fixture") {
   }
 }
 
+TEST_CASE("fuzz target mig: every built-in GPU, every pair of profiles at counts 1 to 3, checked by its oracle") {
+  // The target traps when the solver claims an invalid placement or misses one a brute-force
+  // search finds; this runs it over every small request of every built-in model.
+  size_t runs = 0;
+  for (uint8_t gpu = 0; gpu < 15; ++gpu)
+    for (uint8_t a = 0; a < 12; ++a)
+      for (uint8_t b = a; b < 12; ++b)
+        for (uint8_t ca = 0; ca < 3; ++ca)
+          for (uint8_t cb = 0; cb < 3; ++cb) {
+            const uint8_t input[] = {0, gpu, a, ca, b, cb};
+            CHECK(fuzz::mig(input, sizeof input) == 0);
+            ++runs;
+          }
+  CHECK(runs > 10000);
+  const std::string catalog = "\x01[{\"name\":\"X\",\"deviceIDs\":[\"0x12345678\"],\"computeSlices\":2,\"memorySlices\":2,"
+                              "\"profiles\":[{\"name\":\"1g.1gb\",\"compute\":1,\"memory\":1,\"starts\":[0,1],\"max\":2}]}]";
+  CHECK(fuzz::mig(reinterpret_cast<const uint8_t*>(catalog.data()), catalog.size()) == 0);
+}
+
 }  // TEST_SUITE

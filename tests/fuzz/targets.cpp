@@ -1,14 +1,17 @@
 #include "tests/fuzz/targets.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
 #include "engine/config.h"
 #include "engine/evaluate.h"
 #include "engine/load.h"
+#include "engine/mig.h"
 #include "engine/mutate.h"
 #include "engine/quantity.h"
 #include "engine/yaml_load.h"
+#include "rules/data/mig_catalog.h"
 #include "rules/registry.h"
 #include "webhook/admission.h"
 
@@ -115,9 +118,103 @@ int quantity(const uint8_t* data, size_t size) {
   return 0;
 }
 
+namespace {
+
+// Whether instances (profile, start) are a valid placement on `gpu`: each at an allowed start,
+// memory ranges inside the GPU and disjoint, compute within the GPU's slices, each profile within
+// its maximum, at most one media-engine instance.
+bool valid_placement(const engine::MigGpu& gpu, const std::vector<std::pair<const engine::MigProfile*, int>>& placed) {
+  int compute = 0, media = 0;
+  std::vector<int> owner(static_cast<size_t>(std::max(0, gpu.memory_slices)), -1);
+  std::vector<std::pair<const engine::MigProfile*, int>> per_profile;
+  for (size_t i = 0; i < placed.size(); ++i) {
+    const auto& [p, start] = placed[i];
+    if (std::find(p->starts.begin(), p->starts.end(), start) == p->starts.end()) return false;
+    if (start < 0 || p->memory < 0 || start + p->memory > gpu.memory_slices) return false;
+    for (int s = start; s < start + p->memory; ++s) {
+      if (owner[static_cast<size_t>(s)] != -1) return false;
+      owner[static_cast<size_t>(s)] = static_cast<int>(i);
+    }
+    compute += p->compute;
+    if (p->media()) ++media;
+  }
+  if (compute > gpu.compute_slices || media > 1) return false;
+  for (const auto& [p, start] : placed) {
+    int n = 0;
+    for (const auto& [q, s] : placed) n += q == p ? 1 : 0;
+    if (n > p->max) return false;
+  }
+  return true;
+}
+
+// Every assignment of starts to the instances (small requests only).
+bool exists_placement(const engine::MigGpu& gpu, const std::vector<const engine::MigProfile*>& instances, size_t i,
+                      std::vector<std::pair<const engine::MigProfile*, int>>& placed) {
+  if (i == instances.size()) return valid_placement(gpu, placed);
+  for (int s : instances[i]->starts) {
+    placed.emplace_back(instances[i], s);
+    if (exists_placement(gpu, instances, i + 1, placed)) return true;
+    placed.pop_back();
+  }
+  return false;
+}
+
+void check_fit(const engine::MigGpu& gpu, const std::vector<engine::MigRequest>& request) {
+  const engine::MigFit fit = engine::mig_fit(gpu, request);
+  std::vector<const engine::MigProfile*> instances;
+  bool plain = true;  // counts 1..8 only: the oracle applies
+  for (const auto& r : request) {
+    if (r.count < 1 || r.count > 8) plain = false;
+    else for (int64_t k = 0; k < r.count; ++k) instances.push_back(r.profile);
+  }
+  if (!fit.ok) {
+    if (fit.why.empty()) __builtin_trap();  // a refusal always says why
+    std::vector<std::pair<const engine::MigProfile*, int>> placed;
+    if (plain && instances.size() <= 4 && exists_placement(gpu, instances, 0, placed)) __builtin_trap();  // missed a fit
+    return;
+  }
+  if (!plain) return;
+  if (fit.starts.size() != instances.size()) __builtin_trap();
+  std::vector<std::pair<const engine::MigProfile*, int>> placed;
+  for (size_t i = 0; i < instances.size(); ++i) placed.emplace_back(instances[i], fit.starts[i]);
+  if (!valid_placement(gpu, placed)) __builtin_trap();  // the placement it claims is not valid
+}
+
+}  // namespace
+
+int mig(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  if (data[0] & 1) {  // a catalog in the config's format, then every profile once
+    engine::json list = engine::json::parse(text_of(data + 1, size - 1), nullptr, false);
+    if (list.is_discarded()) return 0;
+    std::vector<std::pair<std::string, std::string>> problems;
+    for (const auto& gpu : engine::parse_mig_gpus(list, problems)) {
+      std::vector<engine::MigRequest> request;
+      for (const auto& p : gpu.profiles) request.push_back({&p, 1});
+      if (request.size() > 8) request.resize(8);
+      check_fit(gpu, request);
+      (void)engine::to_json(gpu);
+    }
+    return 0;
+  }
+  // A built-in GPU and up to 12 (profile, count) pairs; counts 1..8 mostly, odd ones sometimes.
+  const auto& gpus = rules::mig::builtin_gpus();
+  if (gpus.empty()) return 0;
+  const engine::MigGpu& gpu = gpus[data[1] % gpus.size()];
+  if (gpu.profiles.empty()) return 0;
+  std::vector<engine::MigRequest> request;
+  for (size_t i = 2; i + 1 < size && request.size() < 12; i += 2) {
+    const uint8_t c = data[i + 1];
+    int64_t count = c < 200 ? 1 + c % 8 : c < 220 ? 0 : c < 240 ? -static_cast<int64_t>(c) : int64_t{1} << (c - 200);
+    request.push_back({&gpu.profiles[data[i] % gpu.profiles.size()], count});
+  }
+  check_fit(gpu, request);
+  return 0;
+}
+
 const std::vector<Named>& targets() {
   static const std::vector<Named> all = {
-      {"yaml", yaml}, {"lint", lint}, {"json", json}, {"admission", admission}, {"config", config}, {"quantity", quantity},
+      {"yaml", yaml}, {"lint", lint}, {"json", json}, {"admission", admission}, {"config", config}, {"quantity", quantity}, {"mig", mig},
   };
   return all;
 }

@@ -18,6 +18,7 @@ int json(const uint8_t* data, size_t size);        // JSON text → object → e
 int admission(const uint8_t* data, size_t size);   // AdmissionReview decode → evaluate → encode, both endpoints
 int config(const uint8_t* data, size_t size);      // .gpuguard.yaml loader
 int quantity(const uint8_t* data, size_t size);    // resource.Quantity parser and arithmetic
+int mig(const uint8_t* data, size_t size);         // MIG catalog parser and placement solver, checked by an oracle
 
 struct Named {
   std::string_view name;

@@ -13,6 +13,16 @@
 
 namespace gpuguard::test {
 
+// Built with AddressSanitizer (`make test-sanitize`): shadow memory and the quarantine multiply
+// memory use, so memory bounds are scaled by this factor.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr long kMemoryFactor = 3;
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr long kMemoryFactor = 1;
+inline constexpr bool kSanitized = false;
+#endif
+
 std::filesystem::path source_dir();
 // ../shared beside the checkout (GPUGUARD_SHARED overrides); nullopt when it is not there.
 std::optional<std::filesystem::path> shared_dir();
