@@ -5,7 +5,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: demo test test-sanitize build docs clean bootstrap bench fuzz
+.PHONY: demo test test-sanitize sanitize-build build docs clean bootstrap bench fuzz
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -38,13 +38,17 @@ docs: build
 clean:
 	rm -rf build
 
-# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer.
-test-sanitize:
-	@scripts/bootstrap.sh --test
+# The whole test suite under AddressSanitizer and UndefinedBehaviorSanitizer, built with clang 14
+# in the tree `make fuzz` uses too (instrumented for libFuzzer as well), so CI builds it once.
+SANITIZE_DIR = build/sanitize
+sanitize-build:
+	@BOOTSTRAP_EXTRA="clang-14 libclang-rt-14-dev" scripts/bootstrap.sh --test
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUGUARD_SANITIZE=ON -DGPUGUARD_FUZZ=ON -DGPUGUARD_WERROR=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(SANITIZE_DIR) -j$(JOBS) -- --no-print-directory
+
+test-sanitize: sanitize-build
 	@scripts/test-tools.sh
-	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGPUGUARD_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build/asan -j$(JOBS) -- --no-print-directory
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir build/asan --output-on-failure
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_DIR) --output-on-failure
 
 # Benchmarks (issue 9): ratios against floors measured in the same run. Not part of `make test`.
 bench:
@@ -55,11 +59,8 @@ bench:
 	@bench/webhook.sh build/release
 
 # libFuzzer (clang 14) with ASan and UBSan: each target runs SECONDS (default 60) from seeds in
-# tests/ and ../shared/corpus; a crash stops the run and leaves its input in build/fuzz/artifacts/
+# tests/ and ../shared/corpus; a crash stops the run and leaves its input in build/sanitize/artifacts/
 # (add it to tests/fuzz/regressions/<target>/, where `make test` replays it).
 SECONDS ?= 60
-fuzz:
-	@BOOTSTRAP_EXTRA="clang-14 libclang-rt-14-dev" scripts/bootstrap.sh
-	@CC=clang-14 CXX=clang++-14 cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUGUARD_FUZZ=ON -DGPUGUARD_TESTS=OFF -DGPUGUARD_WERROR=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build/fuzz -j$(JOBS) --target fuzz_yaml fuzz_lint fuzz_json fuzz_admission fuzz_config fuzz_quantity -- --no-print-directory
-	@scripts/fuzz.sh build/fuzz $(SECONDS)
+fuzz: sanitize-build
+	@scripts/fuzz.sh $(SANITIZE_DIR) $(SECONDS)

@@ -13,6 +13,7 @@ inline constexpr int kExitFindings = 1;
 inline constexpr int kExitUsage = 2;  // usage, config or input errors
 
 void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_audit_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_rules_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_explain_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_version_command(CLI::App& app, int& exit_code);

@@ -47,8 +47,10 @@ void add_rbac_command(CLI::App& app, const engine::Registry& registry, int& exit
   auto config_path = std::make_shared<std::string>();
   auto name = std::make_shared<std::string>("gpuguard");
   sub->add_option("-c,--config", *config_path, "config file (which rules are enabled)");
+  auto audit = std::make_shared<bool>(false);
   sub->add_option("--name", *name, "the ClusterRole's name");
-  sub->callback([&registry, &exit_code, config_path, name] {
+  sub->add_flag("--audit", *audit, "the ClusterRole `gpuguard audit` needs instead (get and list of every kind the rules check or read)");
+  sub->callback([&registry, &exit_code, config_path, name, audit] {
     engine::Config config = engine::default_config(registry);
     if (!config_path->empty()) {
       auto loaded = engine::load_config_file(*config_path, registry);
@@ -59,7 +61,7 @@ void add_rbac_command(CLI::App& app, const engine::Registry& registry, int& exit
       }
       config = std::move(*loaded);
     }
-    std::cout << rules::cluster_role_yaml(registry, config, *name);
+    std::cout << rules::cluster_role_yaml(registry, config, *name, *audit);
     exit_code = kExitOk;
   });
 }

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/lint.h"
 #include "cli/output.h"
 #include "engine/evaluate.h"
 #include "engine/load.h"
@@ -25,11 +26,8 @@ struct LintOptions {
   std::string config_path;
   bool no_config = false;
   bool print_config = false;
-  std::vector<std::string> formats;  // "name" or "name=path"
-  std::string fail_on = "error";
-  std::string color = "auto";
+  ReportOptions report;
   bool complete = false;
-  bool show_suppressed = false;
   std::string namespace_;
   size_t max_file_mb = 256;
   std::string schemas;
@@ -45,27 +43,10 @@ bool use_color(const std::string& mode) {
   return isatty(STDOUT_FILENO) != 0;
 }
 
-void print_diagnostics(const std::vector<engine::Diagnostic>& diags) {
-  for (const auto& d : diags)
-    std::cerr << location(d) << ": " << engine::to_string(d.severity) << ": " << d.message << "\n";
-}
-
 int run_lint(const LintOptions& opts, const engine::Registry& registry) {
-  // Configuration: --config, or the nearest .gpuguard.yaml upward from the working directory.
-  engine::Config config = engine::default_config(registry);
-  if (!opts.no_config) {
-    std::optional<std::filesystem::path> path;
-    if (!opts.config_path.empty()) path = opts.config_path;
-    else path = engine::find_config_upward(std::filesystem::current_path());
-    if (path) {
-      auto loaded = engine::load_config_file(*path, registry);
-      if (!loaded) {
-        print_diagnostics(loaded.error());
-        return kExitUsage;
-      }
-      config = std::move(*loaded);
-    }
-  }
+  auto loaded = load_run_config(opts.config_path, opts.no_config, registry);
+  if (!loaded) return kExitUsage;
+  engine::Config config = std::move(*loaded);
   if (!opts.namespace_.empty()) config.settings.default_namespace = opts.namespace_;
   if (opts.print_config) {
     std::cout << engine::print_config(config, registry);
@@ -75,28 +56,8 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     std::cerr << "gpuguard lint: give files or folders to lint, or - for stdin\n";
     return kExitUsage;
   }
-  // --format name[=path], repeatable; at most one goes to stdout.
-  std::vector<std::pair<std::string, std::string>> outputs;
-  int to_stdout = 0;
-  for (const auto& f : opts.formats) {
-    auto eq = f.find('=');
-    std::string name = f.substr(0, eq), path = eq == std::string::npos ? "" : f.substr(eq + 1);
-    if (std::find(std::begin(kFormats), std::end(kFormats), name) == std::end(kFormats)) {
-      std::cerr << "gpuguard lint: unknown format \"" << name << "\" (text, json, sarif, junit, github, policyreport)\n";
-      return kExitUsage;
-    }
-    if (eq != std::string::npos && path.empty()) {
-      std::cerr << "gpuguard lint: --format " << name << "= needs a file name\n";
-      return kExitUsage;
-    }
-    to_stdout += path.empty() ? 1 : 0;
-    outputs.emplace_back(name, path);
-  }
-  if (to_stdout > 1) {
-    std::cerr << "gpuguard lint: only one --format may write to stdout; give the others a file (--format sarif=out.sarif)\n";
-    return kExitUsage;
-  }
-  if (outputs.empty() || to_stdout == 0) outputs.emplace_back("text", "");
+  auto outputs = parse_outputs(opts.report, "lint");
+  if (!outputs) return kExitUsage;
 
   std::vector<engine::Diagnostic> diags;
   if (!opts.schemas.empty()) {
@@ -109,10 +70,66 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     }
   }
   const auto inputs = engine::expand_inputs(opts.paths, diags);
+  return lint_and_report(inputs, config, registry, opts.complete, opts.jobs, opts.max_file_mb, *outputs, opts.report,
+                         std::move(diags), "lint");
+}
+
+}  // namespace
+
+void print_diagnostics(const std::vector<engine::Diagnostic>& diags) {
+  for (const auto& d : diags)
+    std::cerr << location(d) << ": " << engine::to_string(d.severity) << ": " << d.message << "\n";
+}
+
+std::optional<engine::Config> load_run_config(const std::string& config_path, bool no_config, const engine::Registry& registry) {
+  // --config, or the nearest .gpuguard.yaml upward from the working directory.
+  engine::Config config = engine::default_config(registry);
+  if (no_config) return config;
+  std::optional<std::filesystem::path> path;
+  if (!config_path.empty()) path = config_path;
+  else path = engine::find_config_upward(std::filesystem::current_path());
+  if (!path) return config;
+  auto loaded = engine::load_config_file(*path, registry);
+  if (!loaded) {
+    print_diagnostics(loaded.error());
+    return std::nullopt;
+  }
+  return std::move(*loaded);
+}
+
+std::optional<Outputs> parse_outputs(const ReportOptions& opts, const char* command) {
+  // --format name[=path], repeatable; at most one goes to stdout.
+  Outputs outputs;
+  int to_stdout = 0;
+  for (const auto& f : opts.formats) {
+    auto eq = f.find('=');
+    std::string name = f.substr(0, eq), path = eq == std::string::npos ? "" : f.substr(eq + 1);
+    if (std::find(std::begin(kFormats), std::end(kFormats), name) == std::end(kFormats)) {
+      std::cerr << "gpuguard " << command << ": unknown format \"" << name << "\" (text, json, sarif, junit, github, policyreport)\n";
+      return std::nullopt;
+    }
+    if (eq != std::string::npos && path.empty()) {
+      std::cerr << "gpuguard " << command << ": --format " << name << "= needs a file name\n";
+      return std::nullopt;
+    }
+    to_stdout += path.empty() ? 1 : 0;
+    outputs.emplace_back(name, path);
+  }
+  if (to_stdout > 1) {
+    std::cerr << "gpuguard " << command << ": only one --format may write to stdout; give the others a file (--format sarif=out.sarif)\n";
+    return std::nullopt;
+  }
+  if (outputs.empty() || to_stdout == 0) outputs.emplace_back("text", "");
+  return outputs;
+}
+
+int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Config& config, const engine::Registry& registry,
+                    bool complete, unsigned jobs, size_t max_file_mb, const Outputs& outputs, const ReportOptions& opts,
+                    std::vector<engine::Diagnostic> diags, const char* command) {
   engine::LoadOptions load;
-  load.max_file_bytes = opts.max_file_mb << 20;
-  engine::Evaluation eval(registry, config, engine::EvalOptions{opts.complete, nullptr, false, {}});
-  unsigned jobs = opts.jobs ? opts.jobs : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  load.max_file_bytes = max_file_mb << 20;
+  engine::Evaluation eval(registry, config, engine::EvalOptions{complete, nullptr, false, {}});
+  if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags);
   eval.add_diagnostics(std::move(diags));
   engine::Result result = eval.finish();
@@ -133,7 +150,7 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     write_report(format, result, ctx, out);
     out.close();
     if (!out) {
-      std::cerr << "gpuguard lint: cannot write " << path << "\n";
+      std::cerr << "gpuguard " << command << ": cannot write " << path << "\n";
       reports_ok = false;
     }
   }
@@ -148,7 +165,18 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
   return kExitOk;
 }
 
-}  // namespace
+void add_report_options(CLI::App* sub, ReportOptions& opts) {
+  sub->add_option("-f,--format", opts.formats,
+                  "output format, repeatable, NAME or NAME=FILE: text (default), json, sarif, junit, github, policyreport")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--fail-on", opts.fail_on, "exit 1 when a finding is at or above: error, warning, info or none")
+      ->check(CLI::IsMember({"error", "warning", "info", "none"}));
+  sub->add_option("--color", opts.color, "colour the text output: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  sub->add_flag("--show-suppressed", opts.show_suppressed, "also print findings suppressed by annotations or exclusions");
+}
 
 void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit_code) {
   auto opts = std::make_shared<LintOptions>();
@@ -157,18 +185,9 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
   sub->add_option("-c,--config", opts->config_path, "config file (default: .gpuguard.yaml found upward from the working directory)");
   sub->add_flag("--no-config", opts->no_config, "ignore any .gpuguard.yaml; use the built-in defaults");
   sub->add_flag("--print-config", opts->print_config, "print the effective configuration and exit");
-  sub->add_option("-f,--format", opts->formats,
-                  "output format, repeatable, NAME or NAME=FILE: text (default), json, sarif, junit, github, policyreport")
-      ->expected(1)
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  sub->add_option("--fail-on", opts->fail_on, "exit 1 when a finding is at or above: error, warning, info or none")
-      ->check(CLI::IsMember({"error", "warning", "info", "none"}));
-  sub->add_option("--color", opts->color, "colour the text output: auto, always or never")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+  add_report_options(sub, opts->report);
   sub->add_flag("--complete", opts->complete,
                 "the input is the whole cluster: rules that report missing objects (no quota, unknown class) speak");
-  sub->add_flag("--show-suppressed", opts->show_suppressed, "also print findings suppressed by annotations or exclusions");
   sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)");
   sub->add_option("--schemas", opts->schemas,
                   "validate objects against the schemas in DIR (Kubernetes JSON definitions, CRD YAML files): rule schema-invalid");

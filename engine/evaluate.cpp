@@ -17,6 +17,17 @@ std::set<KindRef> kinds_read(const Registry& registry, const Config& config) {
   return kinds;
 }
 
+std::set<KindRef> kinds_audited(const Registry& registry, const Config& config) {
+  std::set<KindRef> kinds;
+  for (const Rule* r : registry.rules()) {
+    if (!config.rule(r->info().id).enabled) continue;
+    for (const auto* list : {&r->info().checks, &r->info().reads, &r->info().observes})
+      for (const auto& k : *list)
+        if (k.kind != "*" && k.group != "*") kinds.insert(k);
+  }
+  return kinds;
+}
+
 std::string effective_namespace(const Object& obj, const Config& config) {
   if (!obj.is_kubernetes_object() || obj.cluster_scoped()) return "";
   return obj.namespace_.empty() ? config.settings.default_namespace : obj.namespace_;

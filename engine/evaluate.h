@@ -40,6 +40,8 @@ struct Result {
 
 // The kinds the enabled rules of a config read from the inventory.
 [[nodiscard]] std::set<KindRef> kinds_read(const Registry& registry, const Config& config);
+// Every kind an enabled rule checks, reads or observes, except "*" (what `gpuguard audit` lists).
+[[nodiscard]] std::set<KindRef> kinds_audited(const Registry& registry, const Config& config);
 
 class Evaluation {
  public:

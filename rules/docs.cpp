@@ -143,12 +143,18 @@ engine::json rbac_rules(const engine::Registry& registry, const engine::Config& 
   return group_kinds(engine::kinds_read(registry, config), {{"verbs", {"get", "list", "watch"}}});
 }
 
-std::string cluster_role_yaml(const engine::Registry& registry, const engine::Config& config, const std::string& name) {
+engine::json audit_rbac_rules(const engine::Registry& registry, const engine::Config& config) {
+  return group_kinds(engine::kinds_audited(registry, config), {{"verbs", {"get", "list"}}});
+}
+
+std::string cluster_role_yaml(const engine::Registry& registry, const engine::Config& config, const std::string& name, bool audit) {
   engine::json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
                        {"kind", "ClusterRole"},
                        {"metadata", {{"name", name}, {"labels", {{"app.kubernetes.io/name", "gpuguard"}}}}},
-                       {"rules", rbac_rules(registry, config)}};
-  return "# The cluster state gpuguard's enabled rules read: get, list and watch, nothing else.\n" + engine::to_yaml(role);
+                       {"rules", audit ? audit_rbac_rules(registry, config) : rbac_rules(registry, config)}};
+  return (audit ? std::string("# What `gpuguard audit` lists with the enabled rules: get and list, nothing else.\n")
+                : std::string("# The cluster state gpuguard's enabled rules read: get, list and watch, nothing else.\n")) +
+         engine::to_yaml(role);
 }
 
 engine::json validating_webhook_rules(const engine::Registry& registry, const engine::Config& config) {

@@ -19,9 +19,11 @@ namespace gpuguard::rules {
 [[nodiscard]] std::string rule_explain_text(const engine::Rule& rule);
 // RBAC rules (get, list, watch) for the kinds the enabled rules read from the cluster state.
 [[nodiscard]] engine::json rbac_rules(const engine::Registry& registry, const engine::Config& config);
-// `gpuguard rbac`: the ClusterRole with those rules, as YAML.
+// RBAC rules (get, list) for every kind `gpuguard audit` lists.
+[[nodiscard]] engine::json audit_rbac_rules(const engine::Registry& registry, const engine::Config& config);
+// `gpuguard rbac`: the ClusterRole with those rules (the webhook's, or with `audit` the auditor's), as YAML.
 [[nodiscard]] std::string cluster_role_yaml(const engine::Registry& registry, const engine::Config& config,
-                                            const std::string& name);
+                                            const std::string& name, bool audit = false);
 // The validating webhook's `rules`: CREATE and UPDATE of every kind an enabled rule checks,
 // DELETE of those whose removal an aggregate rule notices.
 [[nodiscard]] engine::json validating_webhook_rules(const engine::Registry& registry, const engine::Config& config);

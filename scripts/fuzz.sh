@@ -36,10 +36,34 @@ seeds() {  # target → seed folders (made once, from files of the repository an
   echo "$dir"
 }
 
-for t in yaml lint json admission config quantity mig; do
+# FUZZ_JOBS targets at a time (default: one per CPU), each for SECONDS of wall time.
+jobs=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+targets=(yaml lint json admission config quantity mig)
+for t in "${targets[@]}"; do seeds "$t" >/dev/null; done
+declare -A pid_of
+failed=()
+finish() {  # waits for one target and prints the end of its log
+  local t=$1
+  if ! wait "${pid_of[$t]}"; then failed+=("$t"); fi
   echo "== fuzz_$t: ${seconds} s" >&2
+  tail -n 12 "$build/fuzz_$t.log" >&2
+}
+running=()
+for t in "${targets[@]}"; do
+  if [[ ${#running[@]} -ge $jobs ]]; then
+    finish "${running[0]}"
+    running=("${running[@]:1}")
+  fi
   corpus=$build/corpus/$t
   mkdir -p "$corpus"
   "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -max_len=65536 \
-    -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" "$corpus" "$(seeds "$t")" 2>&1 | tail -n 12
+    -print_final_stats=1 -artifact_prefix="$build/artifacts/$t-" "$corpus" "$(seeds "$t")" >"$build/fuzz_$t.log" 2>&1 &
+  pid_of[$t]=$!
+  running+=("$t")
 done
+for t in "${running[@]}"; do finish "$t"; done
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "fuzz: crash, leak or timeout in: ${failed[*]} (inputs in $build/artifacts/)" >&2
+  exit 1
+fi
+echo "fuzz: ${#targets[@]} targets, ${seconds} s each, no crash" >&2

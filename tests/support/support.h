@@ -15,7 +15,12 @@ namespace gpuguard::test {
 
 // Built with AddressSanitizer (`make test-sanitize`): shadow memory and the quarantine multiply
 // memory use, so memory bounds are scaled by this factor.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUGUARD_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(GPUGUARD_TEST_ASAN)
 inline constexpr long kMemoryFactor = 3;
 inline constexpr bool kSanitized = true;
 #else
