@@ -11,6 +11,9 @@
 
 namespace gpuguard::kube {
 
+using engine::Expected;
+using engine::Unexpected;
+
 struct ClusterConfig {
   std::string server;            // "https://host:port" (http:// only for tests, never by default)
   std::string ca_pem;            // CA bundle (PEM); empty: the system store
