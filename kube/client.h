@@ -67,9 +67,12 @@ class Client {
   // A watch from `resource_version` with allowWatchBookmarks=true and timeoutSeconds; calls
   // on_event for each event until the server ends the stream (returns success), on_event returns
   // false, or stop() is called. An ERROR event (410 Expired, …) returns its ApiError.
+  // `on_open` (optional) is called once the server has accepted the watch (HTTP 200), before any
+  // event: a watch with nothing to report is then known to be running.
   [[nodiscard]] Expected<void, ApiError> watch(const Resource& resource, const std::string& version,
                                                const std::string& resource_version, int timeout_seconds,
-                                               const std::function<bool(WatchEvent&&)>& on_event);
+                                               const std::function<bool(WatchEvent&&)>& on_event,
+                                               const std::function<void()>& on_open = nullptr);
 
   // Ends every call in progress (watches included) promptly; later calls fail at once.
   void stop();
