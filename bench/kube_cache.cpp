@@ -136,6 +136,7 @@ int main(int argc, char** argv) {
   const int nodes = argc > 1 ? std::atoi(argv[1]) : 50000;
   const int configmaps = argc > 2 ? std::atoi(argv[2]) : 100000;
   const int relevant = argc > 3 ? std::atoi(argv[3]) : 300;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   test::TempDir dir;
   const test::Pki pki = test::make_pki(dir.path());
   int fds[2];

@@ -192,16 +192,37 @@ struct ClusterCache::Impl {
   }
 
   // Replaces a resource's objects with a fresh list.
-  void replace(Reflector& r, std::vector<json>&& items, const std::string& rv) {
-    std::vector<std::pair<std::string, std::shared_ptr<engine::Object>>> fresh;
-    if (r.keep) {
-      fresh.reserve(items.size());
+  using Fresh = std::vector<std::pair<std::string, std::shared_ptr<engine::Object>>>;
+
+  // A list page's items → kept objects (projected at once: a page of full objects is the most the
+  // cache ever holds, not the whole list).
+  void project_page(const Reflector& r, std::vector<json>& items, Fresh& fresh) const {
+    if (r.keep)
       for (auto& item : items) {
         std::string key = key_of(item);
         if (auto obj = make_object(std::move(item))) fresh.emplace_back(std::move(key), std::move(obj));
       }
-    }
     items.clear();
+    items.shrink_to_fit();
+  }
+
+  // Every page of a list, projected; the list's resourceVersion.
+  Expected<std::string, ApiError> list_projected(const Reflector& r, Fresh& fresh) {
+    std::string cont, rv;
+    bool first = true;
+    while (first || !cont.empty()) {
+      auto page = client->list(r.resource, r.status.version, "", opt.page_size, cont);
+      if (!page) return Unexpected(page.error());
+      if (first) rv = page->resource_version;
+      first = false;
+      cont = page->continue_token;
+      project_page(r, page->items, fresh);
+    }
+    return rv;
+  }
+
+  // Replaces a resource's objects with a fresh list.
+  void replace(Reflector& r, Fresh&& fresh, const std::string& rv) {
     std::lock_guard lock(mu);
     std::map<std::string, Stored> next;
     bool changed = false;
@@ -316,7 +337,8 @@ struct ClusterCache::Impl {
         if (r.absent_logged) log("info", name + " is now served (" + *v + ")", r.resource, {{"version", *v}});
         r.absent_logged = false;
       }
-      auto list = client->list_all(r.resource, r.status.version, "", opt.page_size);
+      Fresh fresh;
+      auto list = list_projected(r, fresh);
       if (is_stopping()) break;
       if (!list) {
         const ApiError& e = list.error();
@@ -336,10 +358,9 @@ struct ClusterCache::Impl {
         if (!backoff(failures)) break;
         continue;
       }
-      const size_t n = list->items.size();
-      replace(r, std::move(list->items), list->resource_version);
-      log("info", name + ": listed " + std::to_string(n) + " objects", r.resource,
-          {{"resourceVersion", list->resource_version}, {"objects", n}});
+      const size_t n = fresh.size();
+      replace(r, std::move(fresh), *list);
+      log("info", name + ": listed; " + std::to_string(n) + " objects kept", r.resource, {{"resourceVersion", *list}, {"objects", n}});
       failures = 0;
       watch_loop(r, failures);
     }

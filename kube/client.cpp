@@ -8,6 +8,7 @@
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
 
+#include <csignal>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -354,6 +355,10 @@ Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() { stop(); }
 
 Expected<std::unique_ptr<Client>, std::string> Client::create(ClusterConfig config, ClientOptions options) {
+  // A write to a connection the server closed (a TLS close_notify at stop(), a request on a dropped
+  // keep-alive connection) must be an error, not SIGPIPE killing the process. httplib's Server does
+  // the same on construction; a program that handles SIGPIPE itself keeps its handler.
+  if (struct sigaction sa {}; sigaction(SIGPIPE, nullptr, &sa) == 0 && sa.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>();
   std::string server = config.server;
   if (server.starts_with("https://")) {

@@ -361,6 +361,7 @@ ApiServer::ApiServer(const Pki& pki, std::string token) : impl_(std::make_unique
   });
   d.svr->new_task_queue = [] { return new httplib::ThreadPool(48); };
   d.svr->set_keep_alive_timeout(1);
+  d.svr->set_keep_alive_max_count(100000);
   d.svr->set_tcp_nodelay(true);
   d.svr->set_pre_routing_handler([&d](const httplib::Request& req, httplib::Response& res) {
     int delay = 0;
