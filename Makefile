@@ -57,6 +57,7 @@ bench:
 	@cmake --build build/release -j$(JOBS) -- --no-print-directory
 	@bench/lint.sh build/release $(BENCH_SIZES)
 	@bench/webhook.sh build/release
+	@build/release/bench/bench_kube_cache
 
 # libFuzzer (clang 14) with ASan and UBSan: each target runs SECONDS (default 60) from seeds in
 # tests/ and ../shared/corpus; a crash stops the run and leaves its input in build/sanitize/artifacts/

@@ -26,20 +26,6 @@ struct State final : RuleState {
   std::vector<Use> uses;
 };
 
-// DCGM fields listed, uncommented, in a metrics CSV (`DCGM_FI_X, gauge, help`): a ConfigMap named
-// by `dcgmExporter.config.name` holds one.
-void csv_metrics(const json& data, std::set<std::string, std::less<>>& out) {
-  static const RE2 re(R"((?m)^[ \t]*(DCGM_FI_[A-Za-z0-9_]+)[ \t]*,)");
-  if (!data.is_object()) return;
-  for (const auto& [k, v] : data.items()) {
-    if (!v.is_string()) continue;
-    const auto& text = v.get_ref<const std::string&>();
-    re2::StringPiece input(text);
-    std::string m;
-    while (RE2::FindAndConsume(&input, re, &m)) out.insert(m);
-  }
-}
-
 class GpuAlertMetricUnknown final : public Rule {
  public:
   GpuAlertMetricUnknown() {
@@ -118,7 +104,7 @@ spec:
     if (st->uses.empty()) return;
     std::set<std::string, std::less<>> custom;
     for (const Object* cm : ctx.inventory().list("", "ConfigMap"))
-      if (const json* data = member(cm->body, "data")) csv_metrics(*data, custom);
+      if (const json* data = member(cm->body, "data")) operator_::dcgm_csv_metrics(*data, custom);
     for (const auto& u : st->uses) {
       if (custom.contains(u.metric)) continue;
       const bool is_alert = u.rule.starts_with("alert");

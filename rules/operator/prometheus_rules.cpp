@@ -89,4 +89,18 @@ bool runs_dcgm_exporter(const engine::Object& obj) {
   return false;
 }
 
+// DCGM fields listed, uncommented, in a metrics CSV (`DCGM_FI_X, gauge, help`): a ConfigMap named
+// by `dcgmExporter.config.name` holds one.
+void dcgm_csv_metrics(const json& data, std::set<std::string, std::less<>>& out) {
+  static const RE2 re(R"((?m)^[ \t]*(DCGM_FI_[A-Za-z0-9_]+)[ \t]*,)");
+  if (!data.is_object()) return;
+  for (const auto& [k, v] : data.items()) {
+    if (!v.is_string()) continue;
+    const auto& text = v.get_ref<const std::string&>();
+    re2::StringPiece input(text);
+    std::string m;
+    while (RE2::FindAndConsume(&input, re, &m)) out.insert(m);
+  }
+}
+
 }  // namespace gpuguard::rules::operator_

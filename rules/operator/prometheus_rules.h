@@ -36,4 +36,8 @@ struct PromExpr {
 // container named dcgm-exporter.
 [[nodiscard]] bool runs_dcgm_exporter(const engine::Object& obj);
 
+// DCGM fields listed, uncommented, in a metrics CSV held in ConfigMap data (`DCGM_FI_X, gauge, help`
+// lines; the ConfigMap named by the ClusterPolicy's `dcgmExporter.config.name`): added to `out`.
+void dcgm_csv_metrics(const engine::json& data, std::set<std::string, std::less<>>& out);
+
 }  // namespace gpuguard::rules::operator_
