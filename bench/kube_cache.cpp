@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,8 +196,10 @@ int main(int argc, char** argv) {
                 node_labels().size() + 2, configmaps, relevant);
     std::printf("kube cache: synced in %.2f s; kept %zu nodes, %zu configmaps\n", secs, inv->list("", "Node").size(),
                 inv->list("", "ConfigMap").size());
-    std::printf("kube cache: RSS growth %.1f MiB (%.1f MiB before malloc_trim; %.1f → %.1f MiB)\n", rss1 - rss0,
-                before_trim - rss0, rss0, rss1);
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    std::printf("kube cache: RSS growth %.1f MiB (%.1f MiB before malloc_trim; %.1f → %.1f MiB; peak %.1f MiB)\n", rss1 - rss0,
+                before_trim - rss0, rss0, rss1, static_cast<double>(ru.ru_maxrss) / 1024.0);
     cache.stop();
   }
   kill(child, SIGTERM);

@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -140,6 +141,10 @@ struct Client::Impl {
   std::atomic<bool> stopped{false};
   std::mutex active_mu;
   std::set<httplib::ClientImpl*> active;
+  // The sockets of the active connections (fd and socket inode, so a reused fd number is never
+  // touched): stop() shuts them down, which also ends a connect or TLS handshake in progress
+  // (httplib's own stop() waits for those).
+  std::map<httplib::ClientImpl*, std::pair<int, ino_t>> sockets;
 
   // The token to send: the fixed one, or the token file's content, re-read when the file changed
   // (or when `force`, after a 401).
@@ -208,10 +213,13 @@ struct Client::Impl {
     c->set_write_timeout(std::chrono::milliseconds(options.request_timeout_ms));
     c->set_keep_alive(true);
     c->set_tcp_nodelay(true);
-    c->set_socket_options([this](socket_t sock) {
+    c->set_socket_options([this, raw = c.get()](socket_t sock) {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_KEEPALIVE, &yes, sizeof yes);
+      struct stat st {};
+      std::lock_guard lock(active_mu);
       if (stopped) ::shutdown(sock, SHUT_RDWR);
+      if (fstat(sock, &st) == 0) sockets[raw] = {sock, st.st_ino};
     });
     return c;
   }
@@ -227,6 +235,7 @@ struct Client::Impl {
     ~Active() {
       std::lock_guard lock(impl.active_mu);
       impl.active.erase(c);
+      impl.sockets.erase(c);
     }
     Active(const Active&) = delete;
     Active& operator=(const Active&) = delete;
@@ -427,6 +436,10 @@ void Client::stop() {
   if (!impl_) return;
   impl_->stopped = true;
   std::lock_guard lock(impl_->active_mu);
+  for (const auto& [c, sock] : impl_->sockets) {
+    struct stat st {};
+    if (fstat(sock.first, &st) == 0 && st.st_ino == sock.second) ::shutdown(sock.first, SHUT_RDWR);
+  }
   for (auto* c : impl_->active) c->stop();
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "engine/config.h"
+#include "engine/evaluate.h"
 #include "kube/cache.h"
 #include "tests/kube/kube_test.h"
 
@@ -323,5 +324,29 @@ TEST_SUITE("kube") {
     const auto t0 = std::chrono::steady_clock::now();
     cache.stop();
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+  }
+
+  TEST_CASE("cache: the rules read the projected snapshot: mig-node-pool-mixed over watched Nodes") {
+    test::ApiServer api(testkube::pki());
+    serve_all(api);
+    for (int i = 0; i < 3; ++i) {
+      json n = testkube::node("p5-" + std::to_string(i), i == 2 ? "all-disabled" : "all-1g.10gb");
+      n["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "p5.48xlarge";
+      api.put(n);
+    }
+    kube::ClusterCache cache(testkube::client(api), engine::default_config(test::registry()), fast_options(kKinds));
+    cache.start();
+    REQUIRE(wait_snapshot(cache, [](const engine::Inventory& inv) { return inv.complete() && inv.list("", "Node").size() == 3; }));
+    const auto config = engine::default_config(test::registry());
+    engine::EvalOptions eo;
+    eo.base = cache.snapshot();
+    eo.complete = true;
+    eo.only_rules = {"mig-node-pool-mixed"};
+    engine::Evaluation ev(test::registry(), config, eo);
+    auto result = ev.finish();
+    REQUIRE(result.findings.size() == 1);
+    CHECK(result.findings[0].rule == "mig-node-pool-mixed");
+    CHECK(result.findings[0].message.find("node.kubernetes.io/instance-type=p5.48xlarge") != std::string::npos);
+    CHECK(result.findings[0].message.find("1 all-disabled (p5-2)") != std::string::npos);
   }
 }

@@ -2,6 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -293,5 +299,39 @@ TEST_SUITE("kube") {
     auto later = client->list(nodes, "v1", "", 10, "");
     REQUIRE_FALSE(later);
     CHECK(later.error().reason == "Stopped");
+  }
+
+  TEST_CASE("stop() also ends a call stuck in the TLS handshake (a server that accepts and never answers)") {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 4) == 0);  // the kernel completes the TCP handshake; nobody speaks TLS
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    kube::ClusterConfig cfg;
+    cfg.server = "https://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    cfg.ca_pem = testkube::pki().ca_pem;
+    cfg.token = "t";
+    auto client = testkube::client_for(cfg);
+    const auto nodes = *kube::resource_for({"", "Node"});
+    std::atomic<bool> started{false};
+    auto fut = std::async(std::launch::async, [&] {
+      started = true;
+      return client->watch(nodes, "v1", "1", 300, [](kube::WatchEvent&&) { return true; });
+    });
+    REQUIRE(test::wait_until([&] { return started.load(); }));
+    // The watch is connecting or in the handshake (bounded only by its long read timeout).
+    CHECK(fut.wait_for(std::chrono::milliseconds(300)) == std::future_status::timeout);
+    const auto t0 = std::chrono::steady_clock::now();
+    client->stop();
+    REQUIRE(fut.wait_for(std::chrono::seconds(5)) == std::future_status::ready);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+    auto r = fut.get();
+    REQUIRE_FALSE(r);
+    CHECK(r.error().reason == "Stopped");
+    ::close(fd);
   }
 }
