@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string(cli::kVersion));
   int exit_code = cli::kExitOk;
   cli::add_lint_command(app, registry, exit_code);
+  cli::add_audit_command(app, registry, exit_code);
   cli::add_mutate_command(app, registry, exit_code);
   cli::add_serve_command(app, registry, exit_code);
   cli::add_rules_command(app, registry, exit_code);

@@ -43,7 +43,12 @@ void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exi
   sub->add_option("--tls-key", opts->key_file, "its private key (PEM)")->required();
   sub->add_option("--client-ca", opts->client_ca_file, "require client certificates signed by this CA (PEM)");
   sub->add_option("-c,--config", opts->config_file, "config file (.gpuguard.yaml); reloaded when it changes");
-  sub->add_option("--state", opts->state_paths, "cluster state: files or folders of objects (repeatable); reloaded when they change");
+  auto* state = sub->add_option("--state", opts->state_paths, "cluster state: files or folders of objects (repeatable); reloaded when they change");
+  sub->add_flag("--watch", opts->watch,
+                "cluster state from the API server: list and watch the kinds the enabled rules read (not ready until listed)")
+      ->excludes(state);
+  sub->add_option("--kubeconfig", opts->kubeconfig, "with --watch: kubeconfig file(s), ':'-separated (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  sub->add_option("--context", opts->kube_context, "with --watch: kubeconfig context (default: the current one)");
   sub->add_option("--metrics-addr", *metrics, "serve /healthz, /readyz and /metrics on this plain-HTTP HOST:PORT instead of the TLS port");
   sub->add_option("--max-connections", opts->max_threads, "connections served at once: each open connection, idle or slow ones too, holds a worker thread (default 512)")->check(CLI::Range(1, 4096));
   sub->add_option("--max-body-bytes", opts->max_body_bytes, "largest request body (default 8 MiB)")->check(CLI::Range(1024, 1 << 30));

@@ -48,6 +48,10 @@ class Inventory {
   // Complete: the input is the whole cluster, so "X does not exist" is a fact, not a guess.
   void set_complete(bool c) { complete_ = c; }
   [[nodiscard]] bool complete() const { return complete_ || (base_ && base_->complete()); }
+  // Why an inventory that should be the whole cluster is not ("the watch of PriorityClass has
+  // failed since …"); the webhook passes it on as a warning. Empty when there is nothing to say.
+  void set_note(std::string note) { note_ = std::move(note); }
+  [[nodiscard]] const std::string& note() const { return note_.empty() && base_ ? base_->note() : note_; }
 
  private:
   struct Key {
@@ -75,6 +79,7 @@ class Inventory {
   uint64_t seq_ = 0;
   uint32_t next_id_ = 0;
   bool complete_ = false;
+  std::string note_;
 };
 
 }  // namespace gpuguard::engine

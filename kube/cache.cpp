@@ -1,6 +1,7 @@
 #include "kube/cache.h"
 
 #include <chrono>
+#include <ctime>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -93,6 +94,17 @@ std::optional<json> project(json o, const std::set<std::string, std::less<>>& no
 }
 
 namespace {
+
+// "2026-12-03T10:00:00Z" (seconds since the epoch, UTC); "never" for 0.
+std::string utc(double unix_seconds) {
+  if (unix_seconds <= 0) return "never";
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 struct Stored {
   std::shared_ptr<engine::Object> obj;  // const once stored
@@ -418,6 +430,8 @@ struct ClusterCache::Impl {
   void build() {
     std::vector<std::pair<std::shared_ptr<const engine::Object>, std::string>> all;
     bool complete = true;
+    std::string stale;
+    double stale_since = 0;
     {
       std::lock_guard lock(mu);
       size_t n = 0;
@@ -425,12 +439,22 @@ struct ClusterCache::Impl {
       all.reserve(n);
       for (const auto& r : reflectors) {
         if (!r->status.synced || !r->status.healthy) complete = false;
+        // Listed once, then its watch broke: the last state is kept, and the note says how old.
+        // (Short, as it becomes an admission warning: the errors themselves are in the log.)
+        if (r->status.synced && !r->status.healthy) {
+          const auto& res = r->status.resource;
+          stale += (stale.empty() ? "" : ", ") + (res.group.empty() ? res.kind : res.kind + "." + res.group);
+          if (stale_since == 0 || r->status.last_sync_unix < stale_since) stale_since = r->status.last_sync_unix;
+        }
         for (const auto& [k, s] : r->objects) all.emplace_back(s.obj, s.ns);
       }
     }
     auto inv = std::make_shared<engine::Inventory>(kept);
     for (auto& [obj, ns] : all) inv->add(std::move(obj), std::move(ns));
     inv->set_complete(complete);
+    if (!stale.empty())
+      inv->set_note("cluster state of " + stale + " stale since " + utc(stale_since) +
+                    " (watch failing); checks that need the whole cluster were skipped");
     {
       std::lock_guard lock(snap_mu);
       snap = std::move(inv);

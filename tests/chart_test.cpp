@@ -3,6 +3,7 @@
 // webhook configurations' safety properties; RBAC and rules in step with the rules' metadata.
 // And the Dockerfile's runtime packages against what the binary links.
 
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -128,6 +129,10 @@ TEST_CASE("the Deployment: replicas, disruption budget, spread, priority, limits
   CHECK(c["resources"]["limits"].contains("memory"));
   CHECK(pod["affinity"]["podAntiAffinity"].contains("preferredDuringSchedulingIgnoredDuringExecution"));
   CHECK_FALSE(pod.contains("priorityClassName"));
+  // The cluster state by list + watch, with the service account's token (RBAC: templates/rbac.yaml).
+  CHECK(std::find(c["args"].begin(), c["args"].end(), json("--watch")) != c["args"].end());
+  const json& nowatch = render({"watchCluster=false"}).find("Deployment")->body["spec"]["template"]["spec"]["containers"][0]["args"];
+  CHECK(std::find(nowatch.begin(), nowatch.end(), json("--watch")) == nowatch.end());
   CHECK(r.find("PodDisruptionBudget"));
   auto strict = render({"priorityClassName=system-cluster-critical", "podAntiAffinity=required"});
   const json& spod = strict.find("Deployment")->body["spec"]["template"]["spec"];

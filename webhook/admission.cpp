@@ -334,6 +334,10 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       else warnings.push_back(finding_line(f));
     }
     outcome.findings = std::move(findings);
+    // A cluster state that should be whole but is not (a broken watch): the checks that need the
+    // whole cluster were skipped, and the answer says so rather than pass in silence.
+    if (endpoint == Endpoint::validate && state && !state->complete() && !state->note().empty())
+      warnings.insert(warnings.begin(), "gpuguard: " + state->note());
 
     json response = {{"allowed", true}};
     if (rule_failed && !config.webhook.fail_open) {

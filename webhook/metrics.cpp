@@ -83,6 +83,20 @@ void Metrics::set_state(size_t objects, double last_load_unix) {
   gauges_["gpuguard_state_last_load_timestamp_seconds"] = last_load_unix;
 }
 
+void Metrics::set_sync(std::string_view kind, double last_sync_unix, bool healthy, bool installed) {
+  auto sync = series("gpuguard_state_last_sync_timestamp_seconds", {{"kind", kind}});
+  auto ok = series("gpuguard_state_watch_healthy", {{"kind", kind}});
+  std::lock_guard lock(mu_);
+  if (installed) gauges_[sync] = last_sync_unix;
+  else gauges_.erase(sync);
+  gauges_[ok] = healthy ? 1 : 0;
+}
+
+void Metrics::set_state_objects(size_t objects) {
+  std::lock_guard lock(mu_);
+  gauges_["gpuguard_state_objects"] = static_cast<double>(objects);
+}
+
 void Metrics::state_reload(bool ok) {
   auto s = series("gpuguard_state_reloads_total", {{"result", ok ? "ok" : "error"}});
   std::lock_guard lock(mu_);
@@ -125,6 +139,9 @@ std::string Metrics::render() const {
       {"gpuguard_state_objects", "gauge", "Objects in the cluster state the rules read."},
       {"gpuguard_state_last_load_timestamp_seconds", "gauge", "When the cluster state was last loaded (Unix time)."},
       {"gpuguard_certificate_expiry_timestamp_seconds", "gauge", "notAfter of the serving certificate (Unix time)."},
+      {"gpuguard_state_last_sync_timestamp_seconds", "gauge",
+       "Watch mode: when each kind was last in sync with the API server (list, event or bookmark; Unix time)."},
+      {"gpuguard_state_watch_healthy", "gauge", "Watch mode: 1 while a kind is listed and its watch runs (or it is not installed), else 0."},
   };
   std::lock_guard lock(mu_);
   std::ostringstream o;
@@ -137,6 +154,9 @@ std::string Metrics::render() const {
   for (const auto& f : kGauges) {
     o << "# HELP " << f.name << " " << f.help << "\n# TYPE " << f.name << " " << f.type << "\n";
     if (auto it = gauges_.find(f.name); it != gauges_.end()) o << f.name << " " << number(it->second) << "\n";
+    std::string prefix = std::string(f.name) + "{";
+    for (auto it = gauges_.lower_bound(prefix); it != gauges_.end() && it->first.rfind(prefix, 0) == 0; ++it)
+      o << it->first << " " << number(it->second) << "\n";
   }
   o << "# HELP gpuguard_admission_duration_seconds Time to evaluate and answer one AdmissionReview, inside the server.\n"
     << "# TYPE gpuguard_admission_duration_seconds histogram\n";

@@ -24,6 +24,10 @@ class Metrics {
   void invalid_request(std::string_view reason);
   void set_state(size_t objects, double last_load_unix);
   void state_reload(bool ok);
+  // Watch mode: per kind, when it was last in sync with the API server (list, event or bookmark),
+  // whether its watch is healthy and whether the API serves it.
+  void set_sync(std::string_view kind, double last_sync_unix, bool healthy, bool installed);
+  void set_state_objects(size_t objects);
   void set_certificate_expiry(double unix_seconds);
   void certificate_reload(bool ok);
 

@@ -23,7 +23,11 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/evaluate.h"
 #include "engine/state.h"
+#include "kube/cache.h"
+#include "kube/client.h"
+#include "kube/config.h"
 #include "webhook/metrics.h"
 #include "webhook/tls.h"
 
@@ -202,7 +206,35 @@ class Runtime {
 
   [[nodiscard]] Snapshot snapshot() const {
     std::lock_guard lock(mu_);
-    return {admission_, state_};
+    // Watching: the cache's latest snapshot (taken without a call to the API server).
+    return {admission_, cache_ ? cache_->snapshot() : state_};
+  }
+
+  // Watch mode: the cluster state comes from this cache (set once, before serving).
+  void use_cache(std::shared_ptr<kube::ClusterCache> cache) {
+    std::lock_guard lock(mu_);
+    cache_ = std::move(cache);
+  }
+  [[nodiscard]] std::shared_ptr<kube::ClusterCache> cache() const {
+    std::lock_guard lock(mu_);
+    return cache_;
+  }
+  [[nodiscard]] std::shared_ptr<const engine::Config> config() const {
+    std::lock_guard lock(mu_);
+    return config_;
+  }
+
+  // The watched state's figures, for a scrape of /metrics.
+  void update_state_metrics() {
+    auto c = cache();
+    if (!c) return;
+    size_t objects = 0;
+    for (const auto& st : c->status()) {
+      objects += st.objects;
+      const std::string kind = st.resource.group.empty() ? st.resource.kind : st.resource.kind + "." + st.resource.group;
+      metrics_.set_sync(kind, st.last_sync_unix, st.healthy, st.installed);
+    }
+    metrics_.set_state_objects(objects);
   }
 
   // Loads the config; false (and the old config kept) when it is invalid.
@@ -306,6 +338,14 @@ class Runtime {
     std::lock_guard lock(mu_);
     if (!config_ok_) why.push_back("config not loaded");
     if (!options_.state_paths.empty() && !state_ok_) why.push_back("state not loaded");
+    if (cache_ && !cache_->ready()) {
+      size_t synced = 0, all = 0;
+      for (const auto& st : cache_->status()) {
+        ++all;
+        synced += st.synced || !st.installed ? 1 : 0;
+      }
+      why.push_back("cluster state not synced yet (" + std::to_string(synced) + " of " + std::to_string(all) + " kinds listed)");
+    }
     if (!certs_.valid_now()) why.push_back("no valid serving certificate");
     return why;
   }
@@ -315,6 +355,7 @@ class Runtime {
   std::shared_ptr<const engine::Config> config_;
   std::shared_ptr<const Admission> admission_;
   std::shared_ptr<const engine::Inventory> state_;
+  std::shared_ptr<kube::ClusterCache> cache_;
   bool config_ok_ = false;
   bool state_ok_ = false;
   std::string config_sig_, state_sig_;
@@ -333,6 +374,7 @@ void add_health_routes(httplib::Server& svr, Runtime& rt) {
     else set_json(res, 503, json{{"status", "not ready"}, {"reasons", why}}.dump());
   });
   svr.Get("/metrics", [&rt](const httplib::Request&, httplib::Response& res) {
+    rt.update_state_metrics();
     res.status = 200;
     res.set_content(rt.metrics_.render(), "text/plain; version=0.0.4; charset=utf-8");
   });
@@ -390,6 +432,37 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   if (!rt.load_certs()) return 2;
   rt.load_state();  // not ready until it loads
   rt.remember_signatures();
+
+  // --watch: list and watch the kinds the enabled rules read; not ready until each is listed.
+  // The kinds are those of the config at start-up (a config that reads other kinds needs a restart).
+  std::shared_ptr<kube::ClusterCache> cache;
+  std::shared_ptr<const engine::Config> watch_config;  // outlives the cache, which reads it
+  if (options.watch) {
+    auto cluster = kube::resolve_config(options.kubeconfig, options.kube_context, kube::Environment::current());
+    if (!cluster) {
+      rt.log_.write(Log::error, "cannot configure the Kubernetes client", {{"error", cluster.error()}});
+      return 2;
+    }
+    auto client = kube::Client::create(*cluster);
+    if (!client) {
+      rt.log_.write(Log::error, "cannot create the Kubernetes client", {{"error", client.error()}});
+      return 2;
+    }
+    watch_config = rt.config();
+    const auto& config = watch_config;
+    std::vector<std::string> unknown;
+    kube::CacheOptions co;
+    co.resources = kube::resources_for(engine::kinds_read(registry, *config), &unknown);
+    co.watch_timeout_seconds = options.watch_timeout_seconds;
+    co.log = [&rt](const std::string& level, const std::string& msg, const json& fields) {
+      rt.log_.write(level == "error" ? Log::error : level == "warn" ? Log::warn : level == "debug" ? Log::debug : Log::info, msg, fields);
+    };
+    for (const auto& k : unknown) rt.log_.write(Log::warn, "a kind the rules read cannot be watched", {{"kind", k}});
+    cache = std::make_shared<kube::ClusterCache>(std::shared_ptr<kube::Client>(std::move(*client)), *config, std::move(co));
+    cache->start();
+    rt.use_cache(cache);
+    rt.log_.write(Log::info, "watching the cluster", {{"server", cluster->server}, {"source", cluster->source}});
+  }
 
   std::string tls_error;
   httplib::SSLServer svr([&](SSL_CTX& ctx) { return rt.certs_.configure(ctx, options.client_ca_file, tls_error); });
@@ -556,6 +629,7 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   if (side) side->stop();
   serving.join();
   if (side_serving.joinable()) side_serving.join();
+  if (cache) cache->stop();
   {
     std::lock_guard lock(reload_mu);
     stop_reloading = true;

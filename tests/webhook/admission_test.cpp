@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "engine/evaluate.h"
 #include "engine/state.h"
 #include "rules/registry.h"
 #include "tests/support/support.h"
@@ -217,6 +218,25 @@ TEST_CASE("the cluster state: a sixth PriorityClass warns, the count is over the
   CHECK_FALSE(u.body["response"].contains("warnings"));
   // Without state, the rule does not speak.
   CHECK_FALSE(call(a, Endpoint::validate, review(pc("pc-new")).dump()).body["response"].contains("warnings"));
+}
+
+TEST_CASE("a cluster state that is not whole (a broken watch) says so in a warning; the mutating webhook does not") {
+  auto cfg = config();
+  Admission a(test::registry(), cfg);
+  auto loaded = state_of(pcs(5), *cfg);
+  auto stale = std::make_shared<engine::Inventory>(engine::Inventory::layered(loaded));
+  // The base is complete; a stale watch hands out an incomplete layer with a note.
+  auto incomplete = std::make_shared<engine::Inventory>(engine::kinds_read(test::registry(), *cfg));
+  incomplete->set_note("the watch of PriorityClass.scheduling.k8s.io has failed since 2026-12-03T10:00:00Z; checks that need the whole cluster were skipped");
+  auto c = call(a, Endpoint::validate, review(pc("pc-new")).dump(), incomplete);
+  CHECK(c.body["response"]["allowed"] == json(true));
+  REQUIRE(c.body["response"].contains("warnings"));
+  CHECK(c.body["response"]["warnings"][0].get<std::string>().rfind("gpuguard: the watch of PriorityClass", 0) == 0);
+  CHECK(call(a, Endpoint::mutate, review(gpu_pod(false)).dump(), incomplete).body["response"].value("warnings", json::array()).empty());
+  // A complete state says nothing of the sort, note or not.
+  stale->set_note("ignored while complete");
+  auto ok = call(a, Endpoint::validate, review(pc("pc1"), "UPDATE", "v1", pc("pc1")).dump(), stale);
+  CHECK_FALSE(ok.body["response"].contains("warnings"));
 }
 
 TEST_CASE("DELETE of an object an aggregate needs: allowed, with the new warning") {
