@@ -9,12 +9,12 @@ namespace {
 
 json object_json(const engine::ObjectRef& o) {
   json j = json::object();
-  if (!o.api_version.empty()) j["apiVersion"] = o.api_version;
-  if (!o.kind.empty()) j["kind"] = o.kind;
-  if (!o.namespace_.empty()) j["namespace"] = o.namespace_;
-  if (!o.name.empty()) j["name"] = o.name;
+  if (!o.api_version().empty()) j["apiVersion"] = o.api_version();
+  if (!o.kind().empty()) j["kind"] = o.kind();
+  if (!o.namespace_().empty()) j["namespace"] = o.namespace_();
+  if (!o.name().empty()) j["name"] = o.name();
   j["document"] = o.document;
-  if (!o.item_pointer.empty()) j["itemPointer"] = o.item_pointer;
+  if (!o.item_pointer().empty()) j["itemPointer"] = o.item_pointer();
   return j;
 }
 

@@ -37,16 +37,16 @@ void write_policyreport(const engine::Result& result, const ReportContext& ctx, 
   };
   std::map<std::string, Report> by_namespace;  // "" = cluster scope
   for (const auto& f : result.findings) {
-    const std::string ns = f.object.id == engine::kNoObject ? "" : f.object.namespace_;
+    const std::string ns = f.object.id == engine::kNoObject ? "" : f.object.namespace_();
     Report& rep = by_namespace[ns];
     auto [res, sev] = outcome(f.severity);
     if (f.suppressed) res = "skip";
     json r = {{"source", "gpuguard"}, {"policy", f.rule}, {"rule", f.rule}, {"category", category[f.rule]},
               {"severity", sev},      {"result", res},    {"message", f.message}, {"scored", true},
               {"timestamp", {{"seconds", seconds}, {"nanos", 0}}}};
-    if (f.object.id != engine::kNoObject && !f.object.kind.empty()) {
-      json ref = {{"apiVersion", f.object.api_version}, {"kind", f.object.kind}, {"name", f.object.name}};
-      if (!f.object.namespace_.empty()) ref["namespace"] = f.object.namespace_;
+    if (f.object.id != engine::kNoObject && !f.object.kind().empty()) {
+      json ref = {{"apiVersion", f.object.api_version()}, {"kind", f.object.kind()}, {"name", f.object.name()}};
+      if (!f.object.namespace_().empty()) ref["namespace"] = f.object.namespace_();
       r["resources"] = json::array({ref});
     }
     json props = json::object();

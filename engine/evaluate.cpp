@@ -116,8 +116,14 @@ struct Evaluation::Impl {
   }
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
-    return ObjectRef{obj.id, obj.source, obj.document, obj.item_pointer, obj.api_version, obj.gvk.kind, ns,
-                     obj.name.empty() ? obj.generate_name : obj.name, obj.pos};
+    ObjectRef ref;
+    ref.id = obj.id;
+    ref.document = obj.document;
+    ref.source = obj.source;
+    ref.pos = obj.pos;
+    ref.identity = std::make_shared<const ObjectIdentity>(
+        ObjectIdentity{obj.item_pointer, obj.api_version, obj.gvk.kind, ns, obj.name.empty() ? obj.generate_name : obj.name});
+    return ref;
   }
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
@@ -156,7 +162,7 @@ class CheckCtx final : public CheckContext {
   const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
-  const std::string& namespace_of_object() const override { return ref_.namespace_; }
+  const std::string& namespace_of_object() const override { return ref_.namespace_(); }
   void report(std::string pointer, std::string message, std::optional<json> fix) override {
     Finding f;
     f.message = std::move(message);
@@ -332,7 +338,24 @@ Result Evaluation::finish() {
     uint32_t file = f.object.source ? f.object.source->index : 0xFFFFFFFFu;
     return std::make_tuple(file, f.pos.line, f.pos.col, std::cref(f.rule), std::cref(f.pointer), std::cref(f.message));
   };
-  std::stable_sort(r.findings.begin(), r.findings.end(), [&](const Finding& a, const Finding& b) { return key(a) < key(b); });
+  // Sorts an index (4 bytes a finding) and then moves the findings into place along the
+  // permutation's cycles: no second copy of the findings while sorting.
+  std::vector<uint32_t> order(r.findings.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return key(r.findings[a]) < key(r.findings[b]); });
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    Finding held = std::move(r.findings[i]);
+    uint32_t at = i;
+    for (uint32_t from = order[at]; from != i; from = order[at]) {
+      r.findings[at] = std::move(r.findings[from]);
+      order[at] = at;
+      at = from;
+    }
+    r.findings[at] = std::move(held);
+    order[at] = at;
+  }
   return r;
 }
 
