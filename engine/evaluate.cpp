@@ -1,5 +1,9 @@
 #include "engine/evaluate.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <set>
 
 #include <algorithm>
@@ -66,7 +70,11 @@ struct Evaluation::Impl {
   std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`, sorted
   std::vector<size_t> every_kind;  // the rules of any other kind
   std::vector<size_t> all;
-  std::vector<Finding> findings;
+  // Findings in chunks: the first grows as a vector does (the webhook's few findings), the others
+  // are allocated at their full size, so collecting 200,000 findings never needs them twice over
+  // in a vector twice as large; they move into one vector after the rules' state is freed.
+  static constexpr size_t kChunk = 4096;
+  std::vector<std::vector<Finding>> findings;
   std::vector<Diagnostic> diagnostics;
   std::unordered_map<uint32_t, Exemptions> exemptions;  // only objects that have some
   std::vector<ObjectRef> checked;
@@ -138,7 +146,11 @@ struct Evaluation::Impl {
         f.suppression = std::move(*why);
       }
     }
-    findings.push_back(std::move(f));
+    if (findings.empty() || findings.back().size() == kChunk) {
+      findings.emplace_back();
+      if (findings.size() > 1) findings.back().reserve(kChunk);
+    }
+    findings.back().push_back(std::move(f));
   }
 
   void internal_error(const Rule& rule, const Object* obj, const char* what) {
@@ -307,8 +319,12 @@ uint32_t Evaluation::add(Object obj) {
     }
   }
   uint32_t id = obj.id;
-  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind))
+  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind)) {
+    // A kept object's position index was grown node by node: a copy holds it without the
+    // vectors' spare capacity (unless other items of the same List share it).
+    if (obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
     m.inventory.add(std::make_shared<const Object>(std::move(obj)), ns);
+  }
   return id;
 }
 
@@ -328,9 +344,30 @@ Result Evaluation::finish() {
     } catch (const std::exception& e) {
       m.internal_error(rule, nullptr, e.what());
     }
+    m.states[i].reset();  // a rule's projection is done with once it has finished
   }
+  // Nothing reads the kept objects after the cross-object phase: free them before the findings
+  // are sorted and reported (the peak of a large run).
+  m.inventory = Inventory();
+  m.exemptions.clear();
   Result r;
-  r.findings = std::move(m.findings);
+  if (m.findings.size() == 1) {
+    r.findings = std::move(m.findings.front());
+  } else {
+    size_t total = 0;
+    for (const auto& chunk : m.findings) total += chunk.size();
+#ifdef __GLIBC__
+    // A large run: give the pages of the freed projections and objects back before the findings
+    // get their one vector, or the process's peak would hold both.
+    malloc_trim(0);
+#endif
+    r.findings.reserve(total);
+    for (auto& chunk : m.findings) {
+      for (auto& f : chunk) r.findings.push_back(std::move(f));
+      std::vector<Finding>().swap(chunk);  // freed as it is moved
+    }
+  }
+  m.findings.clear();
   r.diagnostics = std::move(m.diagnostics);
   r.objects = m.objects;
   r.checked = std::move(m.checked);
