@@ -48,7 +48,7 @@ void write_junit(const engine::Result& result, const ReportContext& ctx, std::os
     return suites[file];
   };
   auto case_of = [&](Suite& s, const engine::ObjectRef& o) -> Case& {
-    auto key = std::make_pair(o.document, object_label(o) + o.item_pointer);
+    auto key = std::make_pair(o.document, object_label(o) + o.item_pointer());
     auto it = s.by_object.find(key);
     if (it != s.by_object.end()) return s.cases[it->second];
     s.by_object[key] = s.cases.size();

@@ -75,6 +75,21 @@ json artifact_location(const std::string& file) {
 
 json region(engine::Pos pos) { return json{{"startLine", pos.line}, {"startColumn", pos.col}}; }
 
+// Writes `value` as json::dump(2) would inside a document, `depth` levels down: every line after
+// the first indented by 2 × depth more spaces. A dump has raw newlines only between its tokens
+// (strings escape theirs), so indenting after each newline is exact.
+void write_nested(std::ostream& out, const json& value, int depth, std::string& buf) {
+  buf = value.dump(2, ' ', false, json::error_handler_t::replace);
+  const std::string pad(static_cast<size_t>(2 * depth), ' ');
+  size_t start = 0;
+  for (size_t nl = buf.find('\n'); nl != std::string::npos; nl = buf.find('\n', start)) {
+    out.write(buf.data() + start, static_cast<std::streamsize>(nl + 1 - start));
+    out << pad;
+    start = nl + 1;
+  }
+  out.write(buf.data() + start, static_cast<std::streamsize>(buf.size() - start));
+}
+
 }  // namespace
 
 void write_sarif(const engine::Result& result, const ReportContext& ctx, std::ostream& out) {
@@ -95,24 +110,6 @@ void write_sarif(const engine::Result& result, const ReportContext& ctx, std::os
         {"properties", {{"tags", json::array({"kubernetes", "gpu", i.category})}, {"seedSection", i.seed}}},
     });
   }
-  json results = json::array();
-  for (const auto& f : result.findings) {
-    json r = {{"ruleId", f.rule}, {"level", sarif_level(f.severity)}, {"message", {{"text", f.message}}}};
-    if (auto it = index.find(f.rule); it != index.end()) r["ruleIndex"] = it->second;
-    std::string identity = f.rule + '\n' + object_label(f.object) + '\n' + f.pointer;
-    if (f.object.id != engine::kNoObject && f.object.source) {
-      json loc = {{"physicalLocation", {{"artifactLocation", artifact_location(f.object.source->path)}}}};
-      if (f.pos.known()) loc["physicalLocation"]["region"] = region(f.pos);
-      loc["logicalLocations"] = json::array({{{"fullyQualifiedName", object_label(f.object) + (f.pointer.empty() ? "" : "#" + f.pointer)},
-                                              {"kind", "object"}}});
-      r["locations"] = json::array({loc});
-      identity += '\n' + f.object.source->path;
-    }
-    // Stable across runs and unrelated edits: no line numbers, only what the finding is about.
-    r["partialFingerprints"] = {{"gpuguard/v1", sha256_hex(identity).substr(0, 32)}};
-    if (f.suppressed) r["suppressions"] = json::array({{{"kind", "inSource"}, {"justification", f.suppression}}});
-    results.push_back(std::move(r));
-  }
   json notifications = json::array();
   bool ok = true;
   for (const auto& d : result.diagnostics) {
@@ -128,21 +125,54 @@ void write_sarif(const engine::Result& result, const ReportContext& ctx, std::os
   std::error_code ec;
   std::string cwd = std::filesystem::current_path(ec).string();
   if (cwd.empty() || cwd.back() != '/') cwd += '/';
-  json run = {
-      {"tool",
-       {{"driver",
-         {{"name", "gpuguard"},
-          {"version", std::string(kVersion)},
-          {"semanticVersion", std::string(kVersion)},
-          {"informationUri", "https://github.com/gpuguard/gpuguard"},
-          {"rules", rules}}}}},
-      {"originalUriBaseIds", {{"%SRCROOT%", {{"uri", "file://" + uri_path(cwd)}}}}},
-      {"invocations", json::array({{{"executionSuccessful", ok}, {"toolExecutionNotifications", notifications}}})},
-      {"columnKind", "unicodeCodePoints"},
-      {"results", results},
-  };
-  json doc = {{"$schema", "https://json.schemastore.org/sarif-2.1.0.json"}, {"version", "2.1.0"}, {"runs", json::array({run})}};
-  out << doc.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  const json tool = {{"driver",
+                      {{"name", "gpuguard"},
+                       {"version", std::string(kVersion)},
+                       {"semanticVersion", std::string(kVersion)},
+                       {"informationUri", "https://github.com/gpuguard/gpuguard"},
+                       {"rules", std::move(rules)}}}};
+  const json invocations = json::array({{{"executionSuccessful", ok}, {"toolExecutionNotifications", std::move(notifications)}}});
+  const json base_ids = {{"%SRCROOT%", {{"uri", "file://" + uri_path(cwd)}}}};
+
+  // json::dump(2) of {"$schema", "runs": [{columnKind, invocations, originalUriBaseIds, results,
+  // tool}], "version"} (nlohmann keeps keys sorted), written a result at a time.
+  std::string buf;
+  out << "{\n  \"$schema\": ";
+  write_nested(out, json("https://json.schemastore.org/sarif-2.1.0.json"), 1, buf);
+  out << ",\n  \"runs\": [\n    {\n      \"columnKind\": ";
+  write_nested(out, json("unicodeCodePoints"), 3, buf);
+  out << ",\n      \"invocations\": ";
+  write_nested(out, invocations, 3, buf);
+  out << ",\n      \"originalUriBaseIds\": ";
+  write_nested(out, base_ids, 3, buf);
+  out << ",\n      \"results\": ";
+  if (result.findings.empty()) out << "[]";
+  bool first = true;
+  for (const auto& f : result.findings) {
+    json r = {{"ruleId", f.rule}, {"level", sarif_level(f.severity)}, {"message", {{"text", f.message}}}};
+    if (auto it = index.find(f.rule); it != index.end()) r["ruleIndex"] = it->second;
+    std::string identity = f.rule + '\n' + object_label(f.object) + '\n' + f.pointer;
+    if (f.object.id != engine::kNoObject && f.object.source) {
+      json loc = {{"physicalLocation", {{"artifactLocation", artifact_location(f.object.source->path)}}}};
+      if (f.pos.known()) loc["physicalLocation"]["region"] = region(f.pos);
+      loc["logicalLocations"] = json::array({{{"fullyQualifiedName", object_label(f.object) + (f.pointer.empty() ? "" : "#" + f.pointer)},
+                                              {"kind", "object"}}});
+      r["locations"] = json::array({loc});
+      identity += '\n' + f.object.source->path;
+    }
+    // Stable across runs and unrelated edits: no line numbers, only what the finding is about.
+    r["partialFingerprints"] = {{"gpuguard/v1", sha256_hex(identity).substr(0, 32)}};
+    if (f.suppressed) r["suppressions"] = json::array({{{"kind", "inSource"}, {"justification", f.suppression}}});
+    out << (first ? "[\n        " : ",\n        ");
+    first = false;
+    write_nested(out, r, 4, buf);
+  }
+  if (!result.findings.empty()) out << "\n      ]";
+  out << ",\n      \"tool\": ";
+  write_nested(out, tool, 3, buf);
+  out << "\n    }\n  ],\n  \"version\": ";
+  write_nested(out, json("2.1.0"), 1, buf);
+  out << "\n}\n";
 }
 
 }  // namespace gpuguard::cli

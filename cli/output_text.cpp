@@ -42,8 +42,8 @@ std::string location(const Diagnostic& d) {
 
 std::string object_label(const engine::ObjectRef& o) {
   if (o.id == engine::kNoObject) return "cluster";
-  if (o.kind.empty()) return "document " + std::to_string(o.document);
-  return o.kind + " " + (o.namespace_.empty() ? "" : o.namespace_ + "/") + (o.name.empty() ? "<unnamed>" : o.name);
+  if (o.kind().empty()) return "document " + std::to_string(o.document);
+  return o.kind() + " " + (o.namespace_().empty() ? "" : o.namespace_() + "/") + (o.name().empty() ? "<unnamed>" : o.name());
 }
 
 void write_report(std::string_view format, const engine::Result& result, const ReportContext& ctx, std::ostream& out) {

@@ -1,5 +1,9 @@
 #include "engine/evaluate.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <set>
 
 #include <algorithm>
@@ -77,7 +81,11 @@ struct Evaluation::Impl {
   std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`, sorted
   std::vector<size_t> every_kind;  // the rules of any other kind
   std::vector<size_t> all;
-  std::vector<Finding> findings;
+  // Findings in chunks: the first grows as a vector does (the webhook's few findings), the others
+  // are allocated at their full size, so collecting 200,000 findings never needs them twice over
+  // in a vector twice as large; they move into one vector after the rules' state is freed.
+  static constexpr size_t kChunk = 4096;
+  std::vector<std::vector<Finding>> findings;
   std::vector<Diagnostic> diagnostics;
   std::unordered_map<uint32_t, Exemptions> exemptions;  // only objects that have some
   std::vector<ObjectRef> checked;
@@ -127,8 +135,14 @@ struct Evaluation::Impl {
   }
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
-    return ObjectRef{obj.id, obj.source, obj.document, obj.item_pointer, obj.api_version, obj.gvk.kind, ns,
-                     obj.name.empty() ? obj.generate_name : obj.name, obj.pos};
+    ObjectRef ref;
+    ref.id = obj.id;
+    ref.document = obj.document;
+    ref.source = obj.source;
+    ref.pos = obj.pos;
+    ref.identity = std::make_shared<const ObjectIdentity>(
+        ObjectIdentity{obj.item_pointer, obj.api_version, obj.gvk.kind, ns, obj.name.empty() ? obj.generate_name : obj.name});
+    return ref;
   }
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
@@ -143,7 +157,11 @@ struct Evaluation::Impl {
         f.suppression = std::move(*why);
       }
     }
-    findings.push_back(std::move(f));
+    if (findings.empty() || findings.back().size() == kChunk) {
+      findings.emplace_back();
+      if (findings.size() > 1) findings.back().reserve(kChunk);
+    }
+    findings.back().push_back(std::move(f));
   }
 
   void internal_error(const Rule& rule, const Object* obj, const char* what) {
@@ -167,7 +185,7 @@ class CheckCtx final : public CheckContext {
   const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
-  const std::string& namespace_of_object() const override { return ref_.namespace_; }
+  const std::string& namespace_of_object() const override { return ref_.namespace_(); }
   void report(std::string pointer, std::string message, std::optional<json> fix) override {
     Finding f;
     f.message = std::move(message);
@@ -312,8 +330,12 @@ uint32_t Evaluation::add(Object obj) {
     }
   }
   uint32_t id = obj.id;
-  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind))
+  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind)) {
+    // A kept object's position index was grown node by node: a copy holds it without the
+    // vectors' spare capacity (unless other items of the same List share it).
+    if (obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
     m.inventory.add(std::make_shared<const Object>(std::move(obj)), ns);
+  }
   return id;
 }
 
@@ -333,9 +355,30 @@ Result Evaluation::finish() {
     } catch (const std::exception& e) {
       m.internal_error(rule, nullptr, e.what());
     }
+    m.states[i].reset();  // a rule's projection is done with once it has finished
   }
+  // Nothing reads the kept objects after the cross-object phase: free them before the findings
+  // are sorted and reported (the peak of a large run).
+  m.inventory = Inventory();
+  m.exemptions.clear();
   Result r;
-  r.findings = std::move(m.findings);
+  if (m.findings.size() == 1) {
+    r.findings = std::move(m.findings.front());
+  } else {
+    size_t total = 0;
+    for (const auto& chunk : m.findings) total += chunk.size();
+#ifdef __GLIBC__
+    // A large run: give the pages of the freed projections and objects back before the findings
+    // get their one vector, or the process's peak would hold both.
+    malloc_trim(0);
+#endif
+    r.findings.reserve(total);
+    for (auto& chunk : m.findings) {
+      for (auto& f : chunk) r.findings.push_back(std::move(f));
+      std::vector<Finding>().swap(chunk);  // freed as it is moved
+    }
+  }
+  m.findings.clear();
   r.diagnostics = std::move(m.diagnostics);
   r.objects = m.objects;
   r.checked = std::move(m.checked);
@@ -343,7 +386,24 @@ Result Evaluation::finish() {
     uint32_t file = f.object.source ? f.object.source->index : 0xFFFFFFFFu;
     return std::make_tuple(file, f.pos.line, f.pos.col, std::cref(f.rule), std::cref(f.pointer), std::cref(f.message));
   };
-  std::stable_sort(r.findings.begin(), r.findings.end(), [&](const Finding& a, const Finding& b) { return key(a) < key(b); });
+  // Sorts an index (4 bytes a finding) and then moves the findings into place along the
+  // permutation's cycles: no second copy of the findings while sorting.
+  std::vector<uint32_t> order(r.findings.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return key(r.findings[a]) < key(r.findings[b]); });
+  for (uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    Finding held = std::move(r.findings[i]);
+    uint32_t at = i;
+    for (uint32_t from = order[at]; from != i; from = order[at]) {
+      r.findings[at] = std::move(r.findings[from]);
+      order[at] = at;
+      at = from;
+    }
+    r.findings[at] = std::move(held);
+    order[at] = at;
+  }
   return r;
 }
 

@@ -239,7 +239,7 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
   }
 
   // Workers parse units ahead of the consumer, at most `window` of them.
-  const size_t window = 2 * static_cast<size_t>(jobs) + 2;
+  const size_t window = static_cast<size_t>(jobs) + 1;
   std::vector<std::optional<Parsed>> results(units.size());
   std::mutex mu;
   std::condition_variable cv;

@@ -186,27 +186,29 @@ Quantity PodResources::get(std::string_view resource) const {
 namespace {
 
 // One container's effective requests: `requests`, else `limits` for each resource.
-std::map<std::string, Quantity, std::less<>> container_requests(const json& c) {
+// Only the resources `only` matches, when given (each resource is summed on its own, so leaving
+// the others out changes nothing for the ones kept).
+std::map<std::string, Quantity, std::less<>> container_requests(const json& c, const ResourceMatcher* only) {
   std::map<std::string, Quantity, std::less<>> out;
   const json* res = member(c, "resources");
   if (!res) return out;
   for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
     const json* list = member(*res, key);
     if (!list || !list->is_object()) continue;
-    for (const auto& [name, v] : list->items())
+    for (const auto& [name, v] : list->items()) {
+      if (only && !only->matches(name)) continue;
       if (auto q = Quantity::from_json(v)) out[name] = *q;
+    }
   }
   return out;
 }
 
-}  // namespace
-
-PodResources pod_requests(const PodTemplate& t) {
+PodResources pod_requests_of(const PodTemplate& t, const ResourceMatcher* only) {
   PodResources sum;
   std::map<std::string, Quantity, std::less<>> init_max;
   std::map<std::string, Quantity, std::less<>> sidecars;  // running while later init containers run
   for (const auto& c : containers(t)) {
-    auto r = container_requests(*c.body);
+    auto r = container_requests(*c.body, only);
     if (c.kind == Container::Kind::init) {
       // An init container runs with the sidecars started before it.
       for (const auto& [name, q] : r) {
@@ -228,9 +230,13 @@ PodResources pod_requests(const PodTemplate& t) {
   return sum;
 }
 
+}  // namespace
+
+PodResources pod_requests(const PodTemplate& t) { return pod_requests_of(t, nullptr); }
+
 std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
   std::map<std::string, Quantity, std::less<>> out;
-  for (const auto& [name, q] : pod_requests(t).requests)
+  for (const auto& [name, q] : pod_requests_of(t, &gpus).requests)
     if (gpus.matches(name) && !q.is_zero()) out[name] = q;
   return out;
 }

@@ -92,10 +92,37 @@ bool interpret_suffix(std::string_view s, int& base, int32_t& exponent) {
   return false;
 }
 
+// The common case without allocating: 1 to 9 digits and a suffix of the table ("8", "500m",
+// "64Gi"). The value is then exact in nanos and far from the cap; nothing else takes this path.
+bool parse_simple(std::string_view text, Int128& nanos) {
+  size_t n = 0;
+  uint64_t v = 0;
+  while (n < text.size() && n < 10 && digit(text[n])) v = v * 10 + static_cast<uint64_t>(text[n++] - '0');
+  if (n == 0 || n > 9) return false;
+  std::string_view suffix = text.substr(n);
+  if (suffix.size() > 2) return false;
+  int base = 10;
+  int32_t exponent = 0;
+  if (!suffix.empty() && (suffix[0] == 'e' || suffix[0] == 'E')) return false;  // exponents: the general path
+  if (!interpret_suffix(suffix, base, exponent)) return false;
+  nanos = static_cast<Int128>(v) * Quantity::kNanosPerUnit;
+  if (base == 10) {
+    if (exponent >= 0)
+      for (int32_t i = 0; i < exponent; ++i) nanos *= 10;
+    else
+      for (int32_t i = 0; i < -exponent; ++i) nanos /= 10;  // exact: exponent ≥ -9
+  } else {
+    nanos <<= exponent;
+  }
+  if (nanos > kMaxNanos) nanos = kMaxNanos;
+  return true;
+}
+
 }  // namespace
 
 Expected<Quantity, std::string> Quantity::parse(std::string_view text) {
   if (text.empty()) return Unexpected(std::string(kQuantityFormatError));
+  if (Int128 nanos = 0; parse_simple(text, nanos)) return Quantity(nanos);
   Parts p;
   if (!split(text, p)) return Unexpected(std::string(kQuantityFormatError));
   int base = 10;
@@ -143,6 +170,8 @@ Expected<Quantity, std::string> Quantity::from_json(const json& value) {
     while (!s.empty() && ws(s.back())) s.remove_suffix(1);
     return parse(s);
   }
+  if (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() != std::numeric_limits<int64_t>::min())
+    return from_int(value.get<int64_t>());
   if (value.is_number()) return parse(go_json_number(value));
   return Unexpected(std::string(kQuantityFormatError));
 }

@@ -88,28 +88,44 @@ class Params {
   std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes_;
 };
 
-// Identity of an object, kept with every finding so findings outlive object trees.
-struct ObjectRef {
-  uint32_t id = 0;
-  SourceRef source;
-  uint32_t document = 0;
+// The identity strings of an object, allocated once per object and shared by every ObjectRef to
+// it (findings and rule projections hold a pointer, not copies of the strings).
+struct ObjectIdentity {
   std::string item_pointer;
   std::string api_version;
   std::string kind;
   std::string namespace_;  // effective namespace ("" for cluster-scoped kinds)
   std::string name;
+};
+
+// Identity of an object, kept with every finding so findings outlive object trees.
+struct ObjectRef {
+  uint32_t id = 0;
+  uint32_t document = 0;
+  SourceRef source;
   Pos pos;
+  std::shared_ptr<const ObjectIdentity> identity;  // null: every string empty
+
+  [[nodiscard]] const ObjectIdentity& ident() const {
+    static const ObjectIdentity kNone;
+    return identity ? *identity : kNone;
+  }
+  [[nodiscard]] const std::string& item_pointer() const { return ident().item_pointer; }
+  [[nodiscard]] const std::string& api_version() const { return ident().api_version; }
+  [[nodiscard]] const std::string& kind() const { return ident().kind; }
+  [[nodiscard]] const std::string& namespace_() const { return ident().namespace_; }
+  [[nodiscard]] const std::string& name() const { return ident().name; }
 };
 
 struct Finding {
   std::string rule;
-  Severity severity = Severity::warning;
   std::string message;
   ObjectRef object;         // object.id == kNoObject for findings about the scope as a whole
   std::string pointer;      // JSON pointer into the object
   Pos pos;
-  std::optional<json> fix;  // RFC 6902 operations on the object
+  Severity severity = Severity::warning;
   bool suppressed = false;
+  std::optional<json> fix;  // RFC 6902 operations on the object
   std::string suppression;  // why: the ignore annotation's reason, or the config exclusion
 };
 

@@ -128,8 +128,8 @@ spec:
     auto* st = static_cast<State*>(ctx.state());
     const Inventory& inv = ctx.inventory();
     for (const auto& p : st->pending) {
-      if (!p.ref.namespace_.empty()) {
-        if (const Object* ns = inv.find("", "Namespace", "", p.ref.namespace_)) {
+      if (!p.ref.namespace_().empty()) {
+        if (const Object* ns = inv.find("", "Namespace", "", p.ref.namespace_())) {
           if (const json* q = ns->annotation(kNamespaceQueueAnnotation); q && q->is_string() && !q->get<std::string>().empty())
             continue;
         }

@@ -143,7 +143,7 @@ spec:
       now = "the globalDefault class if the cluster has one, else priority 0";
     }
     for (const auto& t : static_cast<State*>(ctx.state())->templates) {
-      const std::string& ns = t.object.namespace_;
+      const std::string& ns = t.object.namespace_();
       std::string msg = t.what + " requests GPUs but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
                         ", so GPU preemption cannot tell it from any other pod (seed 9.5)";
       std::string cls, from;

@@ -24,7 +24,7 @@ struct State final : RuleState {
 };
 
 std::string display(const ObjectRef& r) {
-  return r.kind + " " + (r.namespace_.empty() ? "" : r.namespace_ + "/") + r.name;
+  return r.kind() + " " + (r.namespace_().empty() ? "" : r.namespace_() + "/") + r.name();
 }
 
 class PriorityClassUnknown final : public Rule {
@@ -146,7 +146,7 @@ spec:
       }
       if (classes.count(n.name) || priority::is_builtin_priority_class(n.name)) continue;
       std::string consequence;
-      if (r.object.kind == "Pod" && n.where == "the pod")
+      if (r.object.kind() == "Pod" && n.where == "the pod")
         consequence = "the Priority admission plugin rejects the pod";
       else if (n.where == "the pod template")
         consequence = "the Priority admission plugin rejects every pod created from it, so " + who + " never runs";

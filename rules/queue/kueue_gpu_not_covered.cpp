@@ -183,7 +183,7 @@ spec:
       std::string have;
       for (const auto& c : covered) have += (have.empty() ? "" : ", ") + c;
       ctx.report(p.ref, p.pointer, p.pos,
-                 p.ref.kind + " " + p.ref.name + " requests " + missing + " and is submitted through LocalQueue " + p.ns + "/" +
+                 p.ref.kind() + " " + p.ref.name() + " requests " + missing + " and is submitted through LocalQueue " + p.ns + "/" +
                      p.local_queue + " to ClusterQueue " + std::string(*cq_name) + ", whose coveredResources (" +
                      (have.empty() ? std::string("none") : have) + ") do not include " + missing +
                      ": Kueue never admits the workload; cover the GPU resource in the ClusterQueue or use a GPU queue");

@@ -189,7 +189,7 @@ spec:
     const json* defaults = member(ctx.params().values(), "defaultQueues");
     const bool defaulting = ctx.params().boolean("kueueDefaulting");
     for (const auto& u : st->unlabelled) {
-      const std::string& ns = u.ref.namespace_;
+      const std::string& ns = u.ref.namespace_();
       auto queues = inv.list("kueue.x-k8s.io", "LocalQueue", ns);
       const bool is_listed = std::find(listed.begin(), listed.end(), ns) != listed.end();
       if (!is_listed && queues.empty()) continue;

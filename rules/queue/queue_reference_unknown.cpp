@@ -128,21 +128,21 @@ spec:
         case Target::cluster_queue:
           if (inv.find("kueue.x-k8s.io", "ClusterQueue", "", p.name)) break;
           ctx.report(p.ref, p.pointer, p.pos,
-                     "LocalQueue " + p.ref.namespace_ + "/" + p.ref.name + " points to ClusterQueue " + p.name +
+                     "LocalQueue " + p.ref.namespace_() + "/" + p.ref.name() + " points to ClusterQueue " + p.name +
                          ", which does not exist: Kueue keeps the LocalQueue inactive and admits none of its workloads "
                          "(clusterQueue is immutable: recreate the LocalQueue, or create the ClusterQueue)");
           break;
         case Target::local_queue:
           if (inv.find("kueue.x-k8s.io", "LocalQueue", p.ns, p.name)) break;
           ctx.report(p.ref, p.pointer, p.pos,
-                     p.ref.kind + " " + p.ref.name + " is submitted to LocalQueue " + p.name + ", which does not exist in namespace " +
+                     p.ref.kind() + " " + p.ref.name() + " is submitted to LocalQueue " + p.name + ", which does not exist in namespace " +
                          p.ns + ": Kueue keeps the workload suspended as inadmissible and it never runs");
           break;
         case Target::volcano_queue:
           if (inv.find("scheduling.volcano.sh", "Queue", "", p.name)) break;
           ctx.report(p.ref, p.pointer, p.pos,
-                     p.ref.kind + " " + p.ref.name + " names Volcano Queue " + p.name + ", which does not exist: Volcano's " +
-                         (p.ref.kind == "PodGroup" ? "PodGroup webhook rejects it (the queue must exist and be Open)"
+                     p.ref.kind() + " " + p.ref.name() + " names Volcano Queue " + p.name + ", which does not exist: Volcano's " +
+                         (p.ref.kind() == "PodGroup" ? "PodGroup webhook rejects it (the queue must exist and be Open)"
                                                    : "Job webhook rejects it (\"unable to find job queue\")"));
           break;
       }

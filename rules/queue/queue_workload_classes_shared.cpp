@@ -193,7 +193,7 @@ spec:
     }
     for (const auto& [q, idx] : by_queue) {
       std::map<std::string, std::vector<std::string>> classes;  // class → workloads
-      for (size_t i : idx) classes[st->seen[i].cls].push_back(st->seen[i].ref.kind + " " + st->seen[i].ref.name);
+      for (size_t i : idx) classes[st->seen[i].cls].push_back(st->seen[i].ref.kind() + " " + st->seen[i].ref.name());
       if (classes.size() < 2) continue;
       std::string list;
       for (const auto& [cls, names] : classes) {

@@ -20,8 +20,15 @@ struct Template {
   ObjectRef ref;
   std::string pointer;  // the template's spec
   Pos pos;
-  std::string what;     // "Deployment team-a/train" (+ role)
+  std::string role;     // the template's role in its object ("" for most)
   json spec;            // {initContainers: [...], containers: [...]} with GPU resources only
+
+  // "Deployment team-a/train" (+ role), made when a message needs it rather than kept per template.
+  [[nodiscard]] std::string what() const {
+    std::string out = ref.kind() + " " + ref.namespace_() + "/" + ref.name();
+    if (!role.empty()) out += " (" + role + ")";
+    return out;
+  }
 };
 
 struct State final : RuleState {
@@ -136,8 +143,7 @@ spec:
       tpl.ref = ctx.ref();
       tpl.pointer = t.spec_pointer();
       tpl.pos = ctx.position_of(tpl.pointer);
-      tpl.what = obj.gvk.kind + " " + ctx.namespace_of_object() + "/" + (obj.name.empty() ? obj.generate_name : obj.name);
-      if (!t.role.empty()) tpl.what += " (" + t.role + ")";
+      tpl.role = t.role;
       tpl.spec = {{"initContainers", json::array()}, {"containers", json::array()}};
       for (const auto& c : containers(t)) {
         json small = {{"name", std::string(c.name)}};
@@ -216,7 +222,7 @@ spec:
           }
         if (receivers.empty()) continue;
         if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
-        affected.push_back(tpl.what);
+        affected.push_back(tpl.what());
         report_template(ctx, tpl, injected, receivers, total, first.effect, first.g, lr_name);
       }
 
@@ -265,7 +271,7 @@ spec:
     if (effect == Effect::request_from_min) {
       ctx.report(tpl.ref, tpl.pointer, tpl.pos,
                  lr_name + " (min " + r + ": " + g.eff_request->to_string() + ", no default) gives " + join(receivers) + " of " +
-                     tpl.what + " a " + r + " request of " + g.eff_request->to_string() +
+                     tpl.what() + " a " + r + " request of " + g.eff_request->to_string() +
                      " without a limit: the API server rejects every such pod (\"Limit must be set for non overcommitable resources\")");
       return;
     }
@@ -280,12 +286,12 @@ spec:
     const std::string source = lr_name + " (" + (effect == Effect::default_from_max ? "max " + r + ": " + d + ", which the API makes the default" : "default " + r + ": " + d) + ")";
     std::string msg;
     if (receivers.size() == total && total == 1)
-      msg = "the only container of " + tpl.what + " gets " + r + ": " + d + " from " + source + ", though it does not ask for it";
+      msg = "the only container of " + tpl.what() + " gets " + r + ": " + d + " from " + source + ", though it does not ask for it";
     else if (receivers.size() == total)
-      msg = "each of the " + std::to_string(total) + " containers of " + tpl.what + " gets " + r + ": " + d + " from " + source +
+      msg = "each of the " + std::to_string(total) + " containers of " + tpl.what() + " gets " + r + ": " + d + " from " + source +
             ", though none asks for it";
     else
-      msg = source + " gives " + r + ": " + d + " to " + join(receivers) + " of " + tpl.what + ", which do" +
+      msg = source + " gives " + r + ": " + d + " to " + join(receivers) + " of " + tpl.what() + ", which do" +
             (receivers.size() == 1 ? "es" : "") + " not ask for it";
     msg += ": each pod holds " + after.to_string() + " " + r + (before.is_zero() ? " instead of none" : " instead of " + before.to_string()) +
            "; set " + r + ": 0 on " + (receivers.size() == 1 ? "that container" : "those containers") + ", or make the default 0";

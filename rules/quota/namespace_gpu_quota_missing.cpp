@@ -30,7 +30,7 @@ struct State final : RuleState {
 };
 
 std::string display(const ObjectRef& r) {
-  return r.kind + " " + (r.namespace_.empty() ? "" : r.namespace_ + "/") + r.name;
+  return r.kind() + " " + (r.namespace_().empty() ? "" : r.namespace_() + "/") + r.name();
 }
 
 class NamespaceGpuQuotaMissing final : public Rule {

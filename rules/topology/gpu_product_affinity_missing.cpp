@@ -205,20 +205,20 @@ spec:
       std::string why_not;  // why Kueue's flavors do not pin it, when the queue is known
       // Without the label Kueue defaults the queue to a LocalQueue named `default` (LocalQueueDefaulting).
       const std::string queue = !u.queue.empty() ? u.queue
-                                : inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_, "default") ? "default"
+                                : inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_(), "default") ? "default"
                                                                                                          : "";
       if (!queue.empty() && kueue_pins(inv, u, queue, pins, why_not)) continue;
       // The product for the fix.
       std::string product, from;
-      if (const Object* ns = inv.find("", "Namespace", "", u.ref.namespace_))
+      if (const Object* ns = inv.find("", "Namespace", "", u.ref.namespace_()))
         if (const json* p = ns->annotation(kProductAnnotation); p && p->is_string() && !p->get_ref<const std::string&>().empty()) {
           product = p->get<std::string>();
           from = "the namespace's annotation " + std::string(kProductAnnotation);
         }
       if (product.empty())
-        if (auto p = defaults ? string_at(*defaults, u.ref.namespace_) : std::nullopt; p && !p->empty()) {
+        if (auto p = defaults ? string_at(*defaults, u.ref.namespace_()) : std::nullopt; p && !p->empty()) {
           product = std::string(*p);
-          from = "defaultProducts[" + u.ref.namespace_ + "]";
+          from = "defaultProducts[" + u.ref.namespace_() + "]";
         }
       std::string labels;
       for (const auto& l : pins) labels += (labels.empty() ? "" : ", ") + l;
@@ -252,7 +252,7 @@ spec:
   // pinning node label. `why_not` says what was missing or unpinned.
   static bool kueue_pins(const Inventory& inv, const Unpinned& u, const std::string& queue, const std::vector<std::string>& pins,
                          std::string& why_not) {
-    const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_, queue);
+    const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_(), queue);
     if (!lq) return false;
     const json* lq_spec = member(lq->body, "spec");
     auto cq_name = lq_spec ? string_at(*lq_spec, "clusterQueue") : std::nullopt;

@@ -33,8 +33,8 @@ TEST_CASE("findings carry rule, severity, object, pointer and position") {
   const auto& f = r.findings[0];
   CHECK(f.rule == "gpu-request-limit-mismatch");
   CHECK(f.severity == Severity::error);
-  CHECK(f.object.kind == "Pod");
-  CHECK(f.object.namespace_ == "ml");
+  CHECK(f.object.kind() == "Pod");
+  CHECK(f.object.namespace_() == "ml");
   CHECK(f.pointer == "/spec/containers/0/resources/requests/nvidia.com~1gpu");
   CHECK(f.pos == Pos{11, 18});
   REQUIRE(f.fix.has_value());
@@ -110,7 +110,7 @@ TEST_CASE("namespaced objects without a namespace get the default one") {
   pod.erase(pod.find("  namespace: ml\n"), 16);
   auto r = lint(pod, o);
   REQUIRE(r.findings.size() == 1);
-  CHECK(r.findings[0].object.namespace_ == "team-a");
+  CHECK(r.findings[0].object.namespace_() == "team-a");
 }
 
 TEST_CASE("findings are sorted by file position, then rule") {
@@ -193,7 +193,7 @@ TEST_CASE("the webhook's view: one admitted object over a complete state, in foc
   eval.add(std::move(sixth[0]));
   Result r = eval.finish();
   REQUIRE(r.findings.size() == 1);
-  CHECK(r.findings[0].object.name == "c5");
+  CHECK(r.findings[0].object.name() == "c5");
   CHECK(r.findings[0].message.find("6 user PriorityClasses") != std::string::npos);
 }
 
