@@ -31,6 +31,12 @@ void write_github(const engine::Result& result, const ReportContext& ctx, std::o
 // wgpolicyk8s.io/v1alpha2 PolicyReport (per namespace) and ClusterPolicyReport, as YAML.
 void write_policyreport(const engine::Result& result, const ReportContext& ctx, std::ostream& out);
 
+// Writes `value` as json::dump(2) would inside a document, `depth` levels down: every line after
+// the first indented by 2 × depth more spaces (a dump has raw newlines only between its tokens,
+// strings escape theirs, so indenting after each newline is exact). `buf` is scratch space. The
+// streaming JSON and SARIF writers use it to emit one finding at a time.
+void write_nested(std::ostream& out, const engine::json& value, int depth, std::string& buf);
+
 // The formats, for --format.
 inline constexpr std::string_view kFormats[] = {"text", "json", "sarif", "junit", "github", "policyreport"};
 void write_report(std::string_view format, const engine::Result& result, const ReportContext& ctx, std::ostream& out);

@@ -18,9 +18,8 @@ json object_json(const engine::ObjectRef& o) {
   return j;
 }
 
-// Writes `value` as json::dump(2) would inside a document, `depth` levels down: every line after
-// the first indented by 2 × depth more spaces. A dump has raw newlines only between its tokens
-// (strings escape theirs), so indenting after each newline is exact.
+}  // namespace
+
 void write_nested(std::ostream& out, const json& value, int depth, std::string& buf) {
   buf = value.dump(2, ' ', false, json::error_handler_t::replace);
   const std::string pad(static_cast<size_t>(2 * depth), ' ');
@@ -32,8 +31,6 @@ void write_nested(std::ostream& out, const json& value, int depth, std::string& 
   }
   out.write(buf.data() + start, static_cast<std::streamsize>(buf.size() - start));
 }
-
-}  // namespace
 
 // The document is json::dump(2) of {diagnostics, findings, summary, tool, version} (nlohmann's
 // objects keep their keys sorted), written a finding at a time so no whole document is built.

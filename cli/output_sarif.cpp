@@ -75,20 +75,6 @@ json artifact_location(const std::string& file) {
 
 json region(engine::Pos pos) { return json{{"startLine", pos.line}, {"startColumn", pos.col}}; }
 
-// Writes `value` as json::dump(2) would inside a document, `depth` levels down: every line after
-// the first indented by 2 × depth more spaces. A dump has raw newlines only between its tokens
-// (strings escape theirs), so indenting after each newline is exact.
-void write_nested(std::ostream& out, const json& value, int depth, std::string& buf) {
-  buf = value.dump(2, ' ', false, json::error_handler_t::replace);
-  const std::string pad(static_cast<size_t>(2 * depth), ' ');
-  size_t start = 0;
-  for (size_t nl = buf.find('\n'); nl != std::string::npos; nl = buf.find('\n', start)) {
-    out.write(buf.data() + start, static_cast<std::streamsize>(nl + 1 - start));
-    out << pad;
-    start = nl + 1;
-  }
-  out.write(buf.data() + start, static_cast<std::streamsize>(buf.size() - start));
-}
 
 }  // namespace
 

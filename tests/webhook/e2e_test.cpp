@@ -172,27 +172,14 @@ TEST_CASE("certificate rotation while a client loops: no failed request, the new
     test::skip("tools missing");
     return;
   }
-  // Mount the pair as kubelet mounts a Secret: files behind a `..data` symlink that is swapped.
   test::TempDir pki;
   make_pki(pki.path(), "server");
   make_pki(pki.path(), "rotated", "server-ca");  // same CA: clients keep trusting it
   make_pki(pki.path(), "other");                 // a new CA, for the last rotation
-  const fs::path mount = pki.path() / "mount";
-  auto publish = [&](const std::string& name, int gen) {
-    fs::path data = mount / ("..gen" + std::to_string(gen));
-    fs::create_directories(data);
-    fs::copy_file(pki.path() / (name + ".crt"), data / "tls.crt");
-    fs::copy_file(pki.path() / (name + ".key"), data / "tls.key");
-    fs::path tmp = mount / "..data_tmp";
-    fs::create_directory_symlink(data.filename(), tmp);
-    fs::rename(tmp, mount / "..data");  // atomic swap
-  };
-  fs::create_directories(mount);
-  publish("server", 0);
-  fs::create_symlink("..data/tls.crt", mount / "tls.crt");
-  fs::create_symlink("..data/tls.key", mount / "tls.key");
+  SecretMount mount(pki.path(), pki.path() / "mount");
+  mount.publish("server");
 
-  Webhook wh({}, (mount / "tls.crt").string(), (mount / "tls.key").string());
+  Webhook wh({}, mount.cert(), mount.key());
   test::Process& proc = *wh.proc;
   const std::string bundle = (pki.path() / "bundle.crt").string();
   test::write_file(bundle, test::read_file(pki.path() / "server-ca.crt") + test::read_file(pki.path() / "other-ca.crt"));
@@ -214,9 +201,8 @@ TEST_CASE("certificate rotation while a client loops: no failed request, the new
     for (int i = 0; i < 2000 && done < target; ++i) usleep(5000);
   };
   wait_requests(5);
-  int gen = 1;
   for (const char* name : {"rotated", "server", "other"}) {
-    publish(name, gen++);
+    mount.publish(name);
     proc.signal(SIGHUP);
     REQUIRE(proc.wait_for_log("\"msg\":\"certificate loaded\"", 10000));
     wait_requests(5);

@@ -123,4 +123,33 @@ inline json review_of(const json& obj, const std::string& op = "CREATE") {
             {"object", obj}}}};
 }
 
+// A certificate pair mounted as kubelet mounts a Secret: tls.crt and tls.key behind a `..data`
+// symlink that publish() swaps atomically to a new generation.
+class SecretMount {
+ public:
+  SecretMount(fs::path pki, fs::path mount) : pki_(std::move(pki)), mount_(std::move(mount)) {
+    fs::create_directories(mount_);
+  }
+  // Publishes <pki>/<name>.crt and .key as the mount's current pair.
+  void publish(const std::string& name) {
+    fs::path data = mount_ / ("..gen" + std::to_string(gen_++));
+    fs::create_directories(data);
+    fs::copy_file(pki_ / (name + ".crt"), data / "tls.crt");
+    fs::copy_file(pki_ / (name + ".key"), data / "tls.key");
+    fs::path tmp = mount_ / "..data_tmp";
+    fs::create_directory_symlink(data.filename(), tmp);
+    fs::rename(tmp, mount_ / "..data");  // atomic swap
+    if (!fs::exists(fs::symlink_status(mount_ / "tls.crt"))) {
+      fs::create_symlink("..data/tls.crt", mount_ / "tls.crt");
+      fs::create_symlink("..data/tls.key", mount_ / "tls.key");
+    }
+  }
+  [[nodiscard]] std::string cert() const { return (mount_ / "tls.crt").string(); }
+  [[nodiscard]] std::string key() const { return (mount_ / "tls.key").string(); }
+
+ private:
+  fs::path pki_, mount_;
+  int gen_ = 0;
+};
+
 }  // namespace gpuguard::test::e2e

@@ -242,32 +242,18 @@ TEST_CASE("certificate rotation under load: 16 clients, three rotations, zero fa
     test::skip("tools missing");
     return;
   }
-  // The pair mounted as kubelet mounts a Secret: files behind a `..data` symlink that is swapped.
   test::TempDir pki;
   make_pki(pki.path(), "server");
   make_pki(pki.path(), "rotated", "server-ca");
-  const fs::path mount = pki.path() / "mount";
-  auto publish = [&](const std::string& name, int gen) {
-    fs::path data = mount / ("..gen" + std::to_string(gen));
-    fs::create_directories(data);
-    fs::copy_file(pki.path() / (name + ".crt"), data / "tls.crt");
-    fs::copy_file(pki.path() / (name + ".key"), data / "tls.key");
-    fs::path tmp = mount / "..data_tmp";
-    fs::create_directory_symlink(data.filename(), tmp);
-    fs::rename(tmp, mount / "..data");
-  };
-  fs::create_directories(mount);
-  publish("server", 0);
-  fs::create_symlink("..data/tls.crt", mount / "tls.crt");
-  fs::create_symlink("..data/tls.key", mount / "tls.key");
-  Webhook wh({}, (mount / "tls.crt").string(), (mount / "tls.key").string());
+  SecretMount mount(pki.path(), pki.path() / "mount");
+  mount.publish("server");
+  Webhook wh({}, mount.cert(), mount.key());
   const std::string ca = (pki.path() / "server-ca.crt").string();
 
   Load load(wh.port, ca, 16, 1e9);  // as fast as they can
   load.wait_answers(50);
-  int gen = 1;
   for (const char* name : {"rotated", "server", "rotated"}) {
-    publish(name, gen++);
+    mount.publish(name);
     wh.proc->signal(SIGHUP);
     REQUIRE(wh.proc->wait_for_log("\"msg\":\"certificate loaded\"", 10000));
     load.wait_answers(50);
