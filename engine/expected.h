@@ -16,6 +16,7 @@ using Unexpected = std::unexpected<E>;
 }  // namespace gpuguard::engine
 
 #else
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -58,6 +59,24 @@ class Expected {
 
  private:
   std::variant<T, E> v_;
+};
+
+// Success without a value, or an error (std::expected<void, E>).
+template <class E>
+class Expected<void, E> {
+ public:
+  Expected() = default;
+  template <class G>
+  Expected(Unexpected<G> u) : error_(std::in_place, std::move(u).error()) {}  // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool has_value() const { return !error_.has_value(); }
+  explicit operator bool() const { return has_value(); }
+  void operator*() const {}
+  E& error() & { return *error_; }
+  const E& error() const& { return *error_; }
+
+ private:
+  std::optional<E> error_;
 };
 
 }  // namespace gpuguard::engine
