@@ -131,7 +131,8 @@ TEST_CASE("the Deployment: replicas, disruption budget, spread, priority, limits
   CHECK_FALSE(pod.contains("priorityClassName"));
   // The cluster state by list + watch, with the service account's token (RBAC: templates/rbac.yaml).
   CHECK(std::find(c["args"].begin(), c["args"].end(), json("--watch")) != c["args"].end());
-  const json& nowatch = render({"watchCluster=false"}).find("Deployment")->body["spec"]["template"]["spec"]["containers"][0]["args"];
+  const auto without = render({"watchCluster=false"});
+  const json& nowatch = without.find("Deployment")->body["spec"]["template"]["spec"]["containers"][0]["args"];
   CHECK(std::find(nowatch.begin(), nowatch.end(), json("--watch")) == nowatch.end());
   CHECK(r.find("PodDisruptionBudget"));
   auto strict = render({"priorityClassName=system-cluster-critical", "podAntiAffinity=required"});

@@ -26,10 +26,11 @@ const MigGpu& gpu(std::string_view device_id) {
 
 MigFit fit(const MigGpu& g, std::vector<std::pair<std::string, int64_t>> req) {
   std::vector<MigRequest> r;
-  for (const auto& [name, n] : req) {
+  for (const auto& entry : req) {  // not a structured binding: clang 14 cannot capture one (doctest's macros do)
+    const std::string& name = entry.first;
     const MigProfile* p = g.profile(name);
     REQUIRE_MESSAGE(p != nullptr, name);
-    r.push_back({p, n});
+    r.push_back({p, entry.second});
   }
   return mig_fit(g, r);
 }
