@@ -138,6 +138,10 @@ int run_audit(const AuditOptions& opts, const engine::Registry& registry) {
         absent[what] = 0;
         continue;
       }
+      if (version.error().status == 0) {  // no answer at all (connect, TLS): every kind would fail alike
+        std::cerr << "gpuguard audit: cannot reach the API server: " << version.error().message << "\n";
+        return kExitUsage;
+      }
       diags.push_back({engine::Severity::error, cluster->server, {}, "cannot discover " + what + ": " + version.error().message});
       complete = false;
       continue;

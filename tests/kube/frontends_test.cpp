@@ -221,6 +221,16 @@ TEST_CASE("audit: lists the cluster, lints it complete; its snapshot linted offl
   auto denied = test::run({"audit", "--kubeconfig", bad.string(), "--no-config"});
   CHECK(denied.exit_code == 2);
   CHECK((denied.out + denied.err).find("401") != std::string::npos);
+  // No API server there: one error, at once (not one per kind).
+  const std::string refused = test::read_file(kc);
+  const std::string url = api.url();
+  std::string gone = refused;
+  gone.replace(gone.find(url), url.size(), "https://127.0.0.1:1");
+  fs::create_directories(dir.path() / "gone");
+  test::write_file(dir.path() / "gone" / "kubeconfig", gone);
+  auto unreachable = test::run({"audit", "--kubeconfig", (dir.path() / "gone" / "kubeconfig").string(), "--no-config"});
+  CHECK(unreachable.exit_code == 2);
+  CHECK(unreachable.err.find("cannot reach the API server") != std::string::npos);
   test::write_file(dir.path() / "broken", "clusters: [\n");
   auto broken = test::run({"audit", "--kubeconfig", (dir.path() / "broken").string(), "--no-config"});
   CHECK(broken.exit_code == 2);
