@@ -124,8 +124,7 @@ int run_audit(const AuditOptions& opts, const engine::Registry& registry) {
     cleanup.reset(new fs::path(root));
   }
 
-  std::vector<std::string> unknown;
-  const auto resources = kube::resources_for(engine::kinds_audited(registry, config), &unknown);
+  const auto resources = kube::resources_for(engine::kinds_audited(registry, config));
   std::vector<engine::Diagnostic> diags;
   bool complete = true;
   size_t listed = 0, skipped_owned = 0, written = 0;

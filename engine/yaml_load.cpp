@@ -1,6 +1,5 @@
 #include "engine/yaml_load.h"
 
-#include <openssl/evp.h>
 #include <yaml.h>
 
 #include <cerrno>
@@ -14,6 +13,8 @@
 #include <string>
 #include <set>
 #include <unordered_map>
+
+#include "engine/base64.h"
 
 namespace gpuguard::engine {
 
@@ -198,21 +199,6 @@ ResolvedScalar resolve_plain_scalar(std::string_view s) {
 namespace {
 
 constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
-
-// Go's base64.StdEncoding.DecodeString (padding required; line breaks are not allowed).
-std::optional<std::string> base64_decode(std::string_view in) {
-  if (in.size() % 4 != 0) return std::nullopt;
-  if (in.empty()) return std::string();
-  std::string out(in.size() / 4 * 3, '\0');
-  int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
-  if (n < 0) return std::nullopt;
-  size_t pad = 0;
-  if (in.back() == '=') ++pad;
-  if (in.size() >= 2 && in[in.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return out;
-}
 
 Pos to_pos(const yaml_mark_t& m, uint32_t line_offset) {
   return Pos{static_cast<uint32_t>(m.line) + 1 + line_offset, static_cast<uint32_t>(m.column) + 1};

@@ -197,6 +197,13 @@ struct ClusterCache::Impl {
     return obj;
   }
 
+  // The resource is no longer served (its CRD was deleted): the next round discovers it again.
+  void forget_version(Reflector& r) {
+    std::lock_guard lock(mu);
+    r.status.version.clear();
+    r.status.installed = false;
+  }
+
   void set_healthy_locked(Reflector& r, bool healthy, const std::string& error = "") {
     if (r.status.healthy != healthy) mark_dirty_locked();
     r.status.healthy = healthy;
@@ -355,9 +362,7 @@ struct ClusterCache::Impl {
       if (!list) {
         const ApiError& e = list.error();
         if (e.status == 404) {  // the CRD went away: discover again
-          std::lock_guard lock(mu);
-          r.status.version.clear();
-          r.status.installed = false;
+          forget_version(r);
           continue;
         }
         {
@@ -411,10 +416,8 @@ struct ClusterCache::Impl {
         log("info", name + ": watch from resourceVersion " + from + " expired (410); listing again", r.resource);
         return;
       }
-      if (e.status == 404) {
-        std::lock_guard lock(mu);
-        r.status.version.clear();
-        r.status.installed = false;
+      if (e.status == 404) {  // the CRD went away: discover again
+        forget_version(r);
         return;
       }
       {

@@ -1,12 +1,11 @@
 #include "kube/config.h"
 
-#include <openssl/evp.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "engine/base64.h"
 #include "engine/json.h"
 #include "engine/yaml_load.h"
 
@@ -33,18 +32,7 @@ std::optional<std::string> base64_decode(std::string_view in) {
   s.reserve(in.size());
   for (char c : in)
     if (c != ' ' && c != '\n' && c != '\r' && c != '\t') s.push_back(c);
-  if (s.empty()) return std::string();
-  if (s.size() % 4 != 0) return std::nullopt;
-  std::string out(s.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(s.data()), static_cast<int>(s.size()));
-  if (n < 0) return std::nullopt;
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  size_t pad = 0;
-  if (s.back() == '=') ++pad;
-  if (s.size() >= 2 && s[s.size() - 2] == '=') ++pad;
-  out.resize(static_cast<size_t>(n) - pad);
-  return out;
+  return engine::base64_decode(s);
 }
 
 std::string trim(std::string s) {

@@ -1,6 +1,5 @@
 #include "webhook/admission.h"
 
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <set>
@@ -13,15 +12,6 @@ namespace gpuguard::webhook {
 
 using engine::json;
 using engine::Severity;
-
-std::string base64_encode(std::string_view data) {
-  if (data.empty()) return "";
-  std::string out(4 * ((data.size() + 2) / 3), '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 std::string field_path(std::string_view pointer) {
   std::string out;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/base64.h"
 #include "engine/config.h"
 #include "engine/inventory.h"
 #include "engine/registry.h"
@@ -69,7 +70,7 @@ class Admission {
 // "spec.containers[0].resources.requests[nvidia.com/gpu]" for a JSON pointer.
 [[nodiscard]] std::string field_path(std::string_view pointer);
 
-// Base64 (RFC 4648, with padding) via OpenSSL.
-[[nodiscard]] std::string base64_encode(std::string_view data);
+// Base64 (RFC 4648, with padding): the patch of a mutating answer.
+using engine::base64_encode;
 
 }  // namespace gpuguard::webhook

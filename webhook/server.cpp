@@ -453,7 +453,6 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
     std::vector<std::string> unknown;
     kube::CacheOptions co;
     co.resources = kube::resources_for(engine::kinds_read(registry, *config), &unknown);
-    co.watch_timeout_seconds = options.watch_timeout_seconds;
     co.log = [&rt](const std::string& level, const std::string& msg, const json& fields) {
       rt.log_.write(level == "error" ? Log::error : level == "warn" ? Log::warn : level == "debug" ? Log::debug : Log::info, msg, fields);
     };

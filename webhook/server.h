@@ -25,7 +25,6 @@ struct ServerOptions {
   bool watch = false;                   // cluster state from the API server (list + watch)
   std::string kubeconfig;               // for `watch`: "" = $KUBECONFIG, in-cluster, ~/.kube/config
   std::string kube_context;
-  int watch_timeout_seconds = 300;      // server-side timeout of one watch request
   std::optional<std::string> metrics_host;  // health and metrics on a plain-HTTP port instead
   int metrics_port = 0;
   size_t min_threads = 8;
