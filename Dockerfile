@@ -6,15 +6,16 @@ FROM debian:12 AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends cmake g++ make pkg-config \
       libyaml-dev libyaml-cpp-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev libre2-dev \
-      libcli11-dev doctest-dev libvalijson-dev \
+      libcli11-dev libvalijson-dev libjemalloc-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
 COPY engine engine
 COPY rules rules
+COPY kube kube
 COPY webhook webhook
 COPY cli cli
-RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DGPUGUARD_TESTS=OFF \
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DGPUGUARD_TESTS=OFF -DGPUGUARD_BENCH=OFF \
  && cmake --build /build -j"$(nproc)" --target gpuguard \
  && strip /build/cli/gpuguard
 
@@ -22,7 +23,7 @@ FROM debian:12-slim
 # The shared libraries the binary links (ldd), and CA certificates; nothing else.
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
-      libyaml-0-2 libyaml-cpp0.7 libre2-9 libcpp-httplib0.11 libssl3 ca-certificates \
+      libyaml-0-2 libyaml-cpp0.7 libre2-9 libcpp-httplib0.11 libssl3 libjemalloc2 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 65532 gpuguard && useradd --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin gpuguard
 COPY --from=build /build/cli/gpuguard /usr/local/bin/gpuguard

@@ -1,7 +1,7 @@
 // gpuguard lint: the offline linter.
 
 #include <unistd.h>
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && !defined(GPUGUARD_JEMALLOC)
 #include <malloc.h>
 #endif
 
@@ -129,8 +129,8 @@ std::optional<Outputs> parse_outputs(const ReportOptions& opts, const char* comm
 int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Config& config, const engine::Registry& registry,
                     bool complete, unsigned jobs, size_t max_file_mb, const Outputs& outputs, const ReportOptions& opts,
                     std::vector<engine::Diagnostic> diags, const char* command) {
-#ifdef __GLIBC__
-  // Blocks of 256 KiB and more (the growing vectors of findings and rule projections) come from
+#if defined(__GLIBC__) && !defined(GPUGUARD_JEMALLOC)
+  // With glibc's malloc: blocks of 256 KiB and more (the growing vectors of findings and rule projections) come from
   // mmap and go back to the system when freed; glibc would otherwise raise this threshold to 32 MiB
   // after the first such free and leave the old copies of grown vectors as holes in the heap.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);

@@ -1,8 +1,6 @@
 #include "engine/evaluate.h"
 
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
+#include "engine/memory.h"
 
 #include <set>
 
@@ -367,11 +365,9 @@ Result Evaluation::finish() {
   } else {
     size_t total = 0;
     for (const auto& chunk : m.findings) total += chunk.size();
-#ifdef __GLIBC__
     // A large run: give the pages of the freed projections and objects back before the findings
     // get their one vector, or the process's peak would hold both.
-    malloc_trim(0);
-#endif
+    release_free_memory();
     r.findings.reserve(total);
     for (auto& chunk : m.findings) {
       for (auto& f : chunk) r.findings.push_back(std::move(f));

@@ -15,6 +15,7 @@ packages=(
   libcli11-dev         # command line
   doctest-dev          # unit tests
   libvalijson-dev      # JSON Schema validation
+  libjemalloc-dev      # the allocator (a quarter faster than glibc's for the engine's small nodes)
 )
 # `--test`: also the real tools the tests drive (a TLS client, a certificate authority, an
 # independent RFC 6902 implementation, pre-commit, a TLS scanner).

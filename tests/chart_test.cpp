@@ -246,6 +246,31 @@ TEST_CASE("certificates: helm-generated (SANs for the service), cert-manager (in
   CHECK(render({"certificates.mode=magic"}).exit_code != 0);
 }
 
+TEST_CASE("the Dockerfile's build stage has every source folder and library the build needs") {
+  const std::string dockerfile = test::read_file(test::source_dir() / "Dockerfile");
+  const std::string cmake = test::read_file(test::source_dir() / "CMakeLists.txt");
+  // Folders the top-level CMakeLists adds unconditionally (at the start of a line, outside any
+  // if()) must be copied in; the optional ones (bench, tests) must be switched off.
+  std::regex always(R"((^|\n)add_subdirectory\(([A-Za-z_/]+)\))");
+  size_t folders = 0;
+  for (std::sregex_iterator it(cmake.begin(), cmake.end(), always), end; it != end; ++it, ++folders) {
+    const std::string dir = (*it)[2];
+    CHECK_MESSAGE(dockerfile.find("COPY " + dir + " " + dir + "\n") != std::string::npos, "the build stage does not copy " << dir);
+  }
+  CHECK(folders >= 5);
+  CHECK(dockerfile.find("-DGPUGUARD_TESTS=OFF") != std::string::npos);
+  CHECK(dockerfile.find("-DGPUGUARD_BENCH=OFF") != std::string::npos);
+  // Every library package bootstrap.sh installs for the build (the -dev ones, but the tests').
+  const std::string bootstrap = test::read_file(test::source_dir() / "scripts" / "bootstrap.sh");
+  std::regex dev(R"(\n  (lib[a-z0-9.+-]+-dev|nlohmann-json3-dev)\s)");
+  size_t libs = 0;
+  for (std::sregex_iterator it(bootstrap.begin(), bootstrap.end(), dev), end; it != end; ++it, ++libs) {
+    const std::string pkg = (*it)[1];
+    CHECK_MESSAGE(dockerfile.find(" " + pkg + " ") != std::string::npos, "the build stage does not install " << pkg);
+  }
+  CHECK(libs >= 9);
+}
+
 TEST_CASE("the Dockerfile's runtime image carries every library the binary links") {
   const std::string dockerfile = test::read_file(test::source_dir() / "Dockerfile");
   CHECK(dockerfile.find("FROM debian:12 AS build") != std::string::npos);

@@ -1,7 +1,8 @@
 #include "webhook/server.h"
 
+#include "engine/memory.h"
+
 #include <httplib.h>
-#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -141,7 +142,7 @@ class ElasticPool final : public httplib::TaskQueue {
         reap_locked();  // the workers that shrank before this one have left: join them now
         finished_.push_back(self);
         // Back to the pool's floor: hand the memory the burst's workers freed back to the system.
-        if (live_ == min_ + 1) malloc_trim(0);
+        if (live_ == min_ + 1) engine::release_free_memory();
         break;
       }
     }

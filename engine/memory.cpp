@@ -1,0 +1,33 @@
+#include "engine/memory.h"
+
+#ifdef GPUGUARD_JEMALLOC
+#include <jemalloc/jemalloc.h>
+
+#include <string>
+#elif defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#ifdef GPUGUARD_JEMALLOC
+// jemalloc's options, read once at start-up (before main). Dirty pages go back to the system one
+// second after they were freed instead of ten, so a webhook that has served a burst returns to its
+// baseline soon; muzzy pages at once (the webhook's RSS is what its memory limit counts).
+extern "C" {
+// NOLINTNEXTLINE(readability-identifier-naming,cppcoreguidelines-avoid-non-const-global-variables): jemalloc's name
+const char* malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:0";
+}
+#endif
+
+namespace gpuguard::engine {
+
+void release_free_memory() {
+#ifdef GPUGUARD_JEMALLOC
+  // MALLCTL_ARENAS_ALL: every arena.
+  static const std::string purge = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
+  mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0);
+#elif defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+}  // namespace gpuguard::engine
