@@ -137,9 +137,10 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
 #endif
   engine::LoadOptions load;
   load.max_file_bytes = max_file_mb << 20;
-  engine::Evaluation eval(registry, config, engine::EvalOptions{complete, nullptr, false, {}});
   if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags);
+  engine::Evaluation eval(registry, config, engine::EvalOptions{complete, nullptr, false, {}, jobs});
+  engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags,
+                      [&](std::span<engine::Object> objects, size_t first) { eval.precheck(objects, static_cast<uint32_t>(first)); });
   eval.add_diagnostics(std::move(diags));
   engine::Result result = eval.finish();
 

@@ -5,6 +5,10 @@
 #include <set>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <exception>
 #include <tuple>
 #include <unordered_map>
@@ -65,6 +69,23 @@ struct Exemptions {
 };
 
 }  // namespace
+
+// The states of the mergeable rules for one run of objects checked ahead (by rule index).
+struct Shard {
+  std::vector<std::unique_ptr<RuleState>> states;
+};
+
+// What Evaluation::precheck finds on one object, kept with it until Evaluation::add.
+struct Precheck {
+  const Evaluation::Impl* owner = nullptr;
+  bool sharded = false;          // the mergeable rules were checked too
+  std::shared_ptr<Shard> shard;  // on the run's last object: their states, merged by `add`
+  std::string ns;
+  ObjectRef ref;  // its id is given by `add`
+  std::optional<Exemptions> exemptions;
+  std::vector<std::pair<const Rule*, Finding>> findings;  // of the rules without state
+  std::vector<Diagnostic> diagnostics;
+};
 
 struct Evaluation::Impl {
   const Registry& registry;
@@ -162,24 +183,33 @@ struct Evaluation::Impl {
     findings.back().push_back(std::move(f));
   }
 
-  void internal_error(const Rule& rule, const Object* obj, const char* what) {
+  void internal_error(const Rule& rule, const Object* obj, const char* what) { diagnostics.push_back(internal_error_diag(rule, obj, what)); }
+  static Diagnostic internal_error_diag(const Rule& rule, const Object* obj, const char* what) {
     Diagnostic d;
     d.severity = Severity::error;
     if (obj && obj->source) d.file = obj->source->path;
     if (obj) d.pos = obj->pos;
     d.message = "internal error in rule " + rule.info().id + (obj ? " on " + obj->display_name() : std::string()) + ": " + what;
-    diagnostics.push_back(std::move(d));
+    return d;
   }
 
-  void collect_exemptions(const Object& obj, const std::string& ns);
+  void collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const;
+  void precheck(const Object& obj, Precheck& out, Shard* shard) const;
+  // Whether `add` leaves rule i to the precheck.
+  [[nodiscard]] bool checked_ahead(size_t i, const Precheck& p) const {
+    return !states[i] || (p.sharded && states[i]->mergeable());
+  }
 };
 
 namespace {
 
+// Findings of `check` go to `out` (the object's precheck), pushed by Evaluation::add once the
+// object has its id.
 class CheckCtx final : public CheckContext {
  public:
-  CheckCtx(Evaluation::Impl& impl, const Rule& rule, RuleState* state, const Object& obj, const ObjectRef& ref)
-      : impl_(impl), rule_(rule), state_(state), obj_(obj), ref_(ref) {}
+  CheckCtx(const Evaluation::Impl& impl, const Rule& rule, RuleState* state, const Object& obj, const ObjectRef& ref,
+           std::vector<std::pair<const Rule*, Finding>>& out)
+      : impl_(impl), rule_(rule), state_(state), obj_(obj), ref_(ref), out_(out) {}
   const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
@@ -191,22 +221,26 @@ class CheckCtx final : public CheckContext {
     f.pos = obj_.position_of(pointer);
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    impl_.push(rule_, std::move(f));
+    out_.emplace_back(&rule_, std::move(f));
   }
   ObjectRef ref() const override { return ref_; }
   Pos position_of(std::string_view pointer) const override { return obj_.position_of(pointer); }
 
  private:
-  Evaluation::Impl& impl_;
+  const Evaluation::Impl& impl_;
   const Rule& rule_;
   RuleState* state_;
   const Object& obj_;
   const ObjectRef& ref_;
+  std::vector<std::pair<const Rule*, Finding>>& out_;
 };
 
+// Findings of `finish` go to `out`, pushed in rule order once the rule is done (rules may finish
+// on several threads).
 class FinishCtx final : public FinishContext {
  public:
-  FinishCtx(Evaluation::Impl& impl, const Rule& rule, RuleState* state) : impl_(impl), rule_(rule), state_(state) {}
+  FinishCtx(const Evaluation::Impl& impl, const Rule& rule, RuleState* state, std::vector<Finding>& out)
+      : impl_(impl), rule_(rule), state_(state), out_(out) {}
   const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
@@ -218,7 +252,7 @@ class FinishCtx final : public FinishContext {
     f.pos = obj.position_of(pointer);
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    impl_.push(rule_, std::move(f));
+    out_.push_back(std::move(f));
   }
   void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
               std::optional<json> fix) override {
@@ -228,13 +262,13 @@ class FinishCtx final : public FinishContext {
     f.pos = pos.known() ? pos : obj.pos;
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    impl_.push(rule_, std::move(f));
+    out_.push_back(std::move(f));
   }
   void report_scope(std::string message) override {
     Finding f;
     f.message = std::move(message);
     f.object.id = kNoObject;
-    impl_.push(rule_, std::move(f));
+    out_.push_back(std::move(f));
   }
   bool in_focus(const Object& obj) const override { return impl_.wanted(obj.id); }
   const Object* subject(std::span<const Object* const> set) const override {
@@ -248,9 +282,10 @@ class FinishCtx final : public FinishContext {
   }
 
  private:
-  Evaluation::Impl& impl_;
+  const Evaluation::Impl& impl_;
   const Rule& rule_;
   RuleState* state_;
+  std::vector<Finding>& out_;
 };
 
 std::vector<std::string> split_ids(std::string_view s) {
@@ -270,7 +305,7 @@ std::vector<std::string> split_ids(std::string_view s) {
 
 }  // namespace
 
-void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& ns) {
+void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const {
   Exemptions ex;
   auto read = [&](const json& metadata, const std::string& prefix) {
     const json* ann = member(metadata, "annotations");
@@ -279,7 +314,7 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
     if (!ids) return;
     std::string ptr = prefix + "/metadata/annotations/" + pointer_escape(kIgnoreAnnotation);
     if (!ids->is_string()) {
-      diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
+      out.diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
                              std::string(kIgnoreAnnotation) + " must be a string of comma-separated rule ids"});
       return;
     }
@@ -287,7 +322,7 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
     ig.pointer_prefix = prefix;
     for (auto& id : split_ids(ids->get<std::string>())) {
       if (id != "*" && !registry.find(id)) {
-        diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
+        out.diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
                                std::string(kIgnoreAnnotation) + " names unknown rule \"" + id + "\" (see `gpuguard rules`)"});
         continue;
       }
@@ -302,7 +337,30 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
   if (obj.is_kubernetes_object())
     for (const auto& x : config.exclude)
       if (x.matches(ns, obj.gvk.kind, obj.name)) ex.exclusions.push_back(&x);
-  if (!ex.ignores.empty() || !ex.exclusions.empty()) exemptions.emplace(obj.id, std::move(ex));
+  if (!ex.ignores.empty() || !ex.exclusions.empty()) out.exemptions = std::move(ex);
+}
+
+void Evaluation::Impl::precheck(const Object& obj, Precheck& out, Shard* shard) const {
+  out.owner = this;
+  out.sharded = shard != nullptr;
+  out.ns = effective_namespace(obj, config);
+  collect_exemptions(obj, out.ns, out);
+  out.ref = make_ref(obj, out.ns);
+  for (size_t i : rules_for(obj)) {
+    if (!checked_ahead(i, out)) continue;  // in `add`, in input order
+    const Rule& rule = *enabled[i];
+    RuleState* state = nullptr;
+    if (states[i]) {
+      if (!shard->states[i]) shard->states[i] = rule.make_state();
+      state = shard->states[i].get();
+    }
+    CheckCtx ctx(*this, rule, state, obj, out.ref, out.findings);
+    try {
+      rule.check(obj, ctx);
+    } catch (const std::exception& e) {
+      out.diagnostics.push_back(internal_error_diag(rule, &obj, e.what()));
+    }
+  }
 }
 
 Evaluation::Evaluation(const Registry& registry, const Config& config, EvalOptions options)
@@ -310,23 +368,50 @@ Evaluation::Evaluation(const Registry& registry, const Config& config, EvalOptio
 
 Evaluation::~Evaluation() = default;
 
-uint32_t Evaluation::add(Object obj) {
+void Evaluation::precheck(std::span<Object> objects, uint32_t first_id) const {
+  const Impl& m = *impl_;
+  auto shard = std::make_shared<Shard>();
+  shard->states.resize(m.enabled.size());
+  for (size_t k = 0; k < objects.size(); ++k) {
+    Object& obj = objects[k];
+    obj.id = first_id + static_cast<uint32_t>(k);
+    auto p = std::make_shared<Precheck>();
+    m.precheck(obj, *p, shard.get());
+    obj.precheck = std::move(p);
+  }
+  if (!objects.empty()) objects.back().precheck->shard = std::move(shard);
+}
+
+uint32_t Evaluation::add(Object&& obj) {
   Impl& m = *impl_;
-  obj.id = m.next_id++;
+  const std::shared_ptr<Precheck> ahead = std::move(obj.precheck);
+  Precheck here;
+  // A precheck gave the object the id `add` gives it, and its states saw the objects before it.
+  Precheck* pre = ahead && ahead->owner == &m && obj.id == m.next_id ? ahead.get() : &here;
+  if (pre == &here) {
+    obj.id = m.next_id;
+    m.precheck(obj, here, nullptr);
+  }
+  ++m.next_id;
   ++m.objects;
-  const std::string ns = effective_namespace(obj, m.config);
-  m.collect_exemptions(obj, ns);
-  const ObjectRef ref = m.make_ref(obj, ns);
-  if (obj.is_kubernetes_object()) m.checked.push_back(ref);
+  for (auto& d : pre->diagnostics) m.diagnostics.push_back(std::move(d));
+  if (pre->exemptions) m.exemptions.emplace(obj.id, std::move(*pre->exemptions));
+  if (obj.is_kubernetes_object()) m.checked.push_back(pre->ref);
   for (size_t i : m.rules_for(obj)) {
+    if (m.checked_ahead(i, *pre)) continue;
     const Rule& rule = *m.enabled[i];
-    CheckCtx ctx(m, rule, m.states[i].get(), obj, ref);
+    CheckCtx ctx(m, rule, m.states[i].get(), obj, pre->ref, pre->findings);
     try {
       rule.check(obj, ctx);
     } catch (const std::exception& e) {
       m.internal_error(rule, &obj, e.what());
     }
   }
+  for (auto& [rule, f] : pre->findings) m.push(*rule, std::move(f));
+  if (pre->shard)
+    for (size_t i = 0; i < m.states.size(); ++i)
+      if (pre->shard->states[i]) m.states[i]->merge(*pre->shard->states[i]);
+  const std::string& ns = pre->ns;
   uint32_t id = obj.id;
   if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind)) {
     // A kept object's position index was grown node by node: a copy holds it without the
@@ -345,15 +430,62 @@ const Inventory& Evaluation::inventory() const { return impl_->inventory; }
 
 Result Evaluation::finish() {
   Impl& m = *impl_;
-  for (size_t i = 0; i < m.enabled.size(); ++i) {
+  // Each rule finishes on its own (it reads the inventory and its own state), so with `jobs`
+  // threads they finish in parallel; their findings are pushed in rule order either way.
+  struct Done {
+    std::vector<Finding> findings;
+    std::optional<Diagnostic> error;
+    bool ready = false;
+  };
+  std::vector<Done> done(m.enabled.size());
+  auto run = [&](size_t i) {
     const Rule& rule = *m.enabled[i];
-    FinishCtx ctx(m, rule, m.states[i].get());
+    FinishCtx ctx(m, rule, m.states[i].get(), done[i].findings);
     try {
       rule.finish(ctx);
     } catch (const std::exception& e) {
-      m.internal_error(rule, nullptr, e.what());
+      done[i].error = Impl::internal_error_diag(rule, nullptr, e.what());
     }
     m.states[i].reset();  // a rule's projection is done with once it has finished
+  };
+  auto collect = [&](size_t i) {
+    for (auto& f : done[i].findings) m.push(*m.enabled[i], std::move(f));
+    std::vector<Finding>().swap(done[i].findings);
+    if (done[i].error) m.diagnostics.push_back(std::move(*done[i].error));
+  };
+  const unsigned jobs = std::min<unsigned>(std::max(1u, m.options.jobs), static_cast<unsigned>(m.enabled.size()));
+  if (jobs <= 1) {
+    for (size_t i = 0; i < m.enabled.size(); ++i) {
+      run(i);
+      collect(i);
+    }
+  } else {
+    // The costliest rules are not known in advance: threads take the next rule as they come free,
+    // and this thread pushes each rule's findings as soon as it and those before it are done.
+    std::atomic<size_t> next{0};
+    std::mutex mu;
+    std::condition_variable cv;
+    auto worker = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < m.enabled.size();) {
+        run(i);
+        {
+          std::lock_guard lock(mu);
+          done[i].ready = true;
+        }
+        cv.notify_all();
+      }
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
+    worker();
+    for (size_t i = 0; i < m.enabled.size(); ++i) {
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return done[i].ready; });
+      }
+      collect(i);
+    }
+    for (auto& t : threads) t.join();
   }
   // Nothing reads the kept objects after the cross-object phase: free them before the findings
   // are sorted and reported (the peak of a large run).

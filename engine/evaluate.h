@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ struct EvalOptions {
   std::shared_ptr<const Inventory> base;    // objects already known (the webhook's state)
   bool focus_on_added = false;              // report only on objects added to this evaluation
   std::set<std::string> only_rules;         // when not empty, run only these rules
+  unsigned jobs = 1;                        // threads for the rules' `finish` (`lint --jobs`)
 };
 
 struct Result {
@@ -51,8 +53,17 @@ class Evaluation {
   Evaluation& operator=(const Evaluation&) = delete;
 
   // Checks one object with every enabled rule, and keeps it in the inventory if a rule reads its
-  // kind. Returns the id it was given.
-  uint32_t add(Object obj);
+  // kind (then it moves from `obj`; else `obj` is left for the caller to free, perhaps on another
+  // thread). Returns the id it was given.
+  uint32_t add(Object&& obj);
+  // The part of `add` that needs no input order, done ahead on another thread (`lint --jobs`; safe
+  // to call concurrently, for different objects, with itself and with `add`) for a run of
+  // consecutive objects: their ids (`first_id`: how many objects are added before them), identity
+  // and exemptions, the checks of every rule that keeps no state, and those of rules whose state
+  // can be merged (RuleState::mergeable), into a state of the run's own that `add` merges into the
+  // rule's when it adds the run's last object. `add` then runs only the other rules, in input
+  // order. Findings are the same either way.
+  void precheck(std::span<Object> objects, uint32_t first_id) const;
   // Diagnostics found while loading the input, kept with the result.
   void add_diagnostics(std::vector<Diagnostic> diags);
   // Runs the cross-object phase and returns everything found.

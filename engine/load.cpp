@@ -204,7 +204,8 @@ std::vector<size_t> split_points(const std::string& text, size_t parts) {
 }  // namespace
 
 void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
-                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags) {
+                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
+                 const std::function<void(std::span<Object>, size_t)>& on_parsed) {
   if (jobs <= 1) {
     uint32_t index = 0;
     for (const auto& in : inputs) load_input(in, index++, options, on_object, diags);
@@ -238,21 +239,37 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
     }
   }
 
-  // Workers parse units ahead of the consumer, at most `window` of them.
+  // Workers parse units ahead of the consumer, at most `window` of them. They also free what the
+  // consumer has done with (objects it did not keep), so the consumer's thread spends no time on it.
   const size_t window = static_cast<size_t>(jobs) + 1;
   std::vector<std::optional<Parsed>> results(units.size());
+  std::vector<std::vector<Object>> spent;
+  // Where each unit starts in the whole run: its first object's index and, within its input, its
+  // first document's. Known for unit u once the units before it are parsed.
+  struct Start {
+    size_t object = 0;
+    uint32_t document = 0;
+  };
+  std::vector<std::optional<Start>> starts(units.size() + 1);
+  starts[0] = Start{};
   std::mutex mu;
   std::condition_variable cv;
   size_t next = 0, consumed = 0;
   auto worker = [&] {
     for (;;) {
       size_t u;
+      std::vector<std::vector<Object>> free_now;
       {
         std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return next >= units.size() || next < consumed + window; });
-        if (next >= units.size()) return;
+        cv.wait(lock, [&] { return next >= units.size() || next < consumed + window || !spent.empty(); });
+        free_now.swap(spent);
+        if (next >= units.size() || next >= consumed + window) {
+          if (!free_now.empty()) continue;  // freed at the end of this iteration, then wait again
+          return;
+        }
         u = next++;
       }
+      free_now.clear();
       Parsed p;
       const Unit& unit = units[u];
       auto collect = [&](Object&& o) { p.objects.push_back(std::move(o)); };
@@ -264,6 +281,17 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
         std::string text;
         if (read_input(inputs[unit.input], options, text, p.diags)) p.documents = load_text(text, unit.source, options, collect, p.diags);
       }
+      Start start;
+      {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return starts[u].has_value(); });
+        start = *starts[u];
+        const bool next_is_new_input = u + 1 >= units.size() || units[u + 1].first_part;
+        starts[u + 1] = Start{start.object + p.objects.size(), next_is_new_input ? 0 : start.document + p.documents};
+      }
+      cv.notify_all();
+      for (auto& o : p.objects) o.document += start.document;
+      if (on_parsed) on_parsed(p.objects, start.object);
       {
         std::lock_guard lock(mu);
         results[u] = std::move(p);
@@ -273,7 +301,6 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
   };
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
-  uint32_t doc_base = 0;
   for (size_t u = 0; u < units.size(); ++u) {
     Parsed p;
     {
@@ -284,16 +311,15 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
       consumed = u + 1;
     }
     cv.notify_all();
-    if (units[u].first_part) {
-      doc_base = 0;
+    if (units[u].first_part)
       for (auto& d : read_errors[units[u].input]) diags.push_back(std::move(d));
-    }
-    for (auto& o : p.objects) {
-      o.document += doc_base;
-      on_object(std::move(o));
-    }
+    for (auto& o : p.objects) on_object(std::move(o));
     for (auto& d : p.diags) diags.push_back(std::move(d));
-    doc_base += p.documents;
+    {
+      std::lock_guard lock(mu);
+      spent.push_back(std::move(p.objects));
+    }
+    cv.notify_one();
   }
   for (auto& t : threads) t.join();
 }

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,9 +43,13 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
 
 // Every input, parsed by `jobs` threads: whole files, and parts of a large file split at its
 // document markers. `on_object` is called on the calling thread, in input order, as the
-// sequential load would call it; so are diagnostics appended. Memory stays bounded: only a few
-// parsed parts wait at a time.
+// sequential load would call it; so are diagnostics appended. `on_parsed`, when given and
+// jobs > 1, is called first on the thread that parsed them with the objects of one part and the
+// index of the first in the whole run (how many objects come before it), so work that needs no
+// order (Evaluation::precheck) runs in parallel too. Memory stays bounded: only a few parsed parts
+// wait at a time.
 void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
-                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
+                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
+                 const std::function<void(std::span<Object>, size_t)>& on_parsed = {});
 
 }  // namespace gpuguard::engine

@@ -26,6 +26,8 @@ struct Gvk {
 // assumed namespaced, as most custom resources are).
 [[nodiscard]] bool is_cluster_scoped(std::string_view group, std::string_view kind);
 
+struct Precheck;  // engine/evaluate.cpp: what Evaluation::precheck found on a worker thread
+
 struct Object {
   uint32_t id = 0;            // position in the run; findings refer to objects by id
   SourceRef source;           // file (nullptr for an AdmissionReview's object)
@@ -43,6 +45,9 @@ struct Object {
   std::shared_ptr<const PositionIndex> positions;
   PositionIndex::NodeId pos_root = 0;
   Pos pos;                    // the object's first line
+  // Set by Evaluation::precheck on the thread that parsed the object (`lint --jobs`); consumed by
+  // Evaluation::add.
+  std::shared_ptr<Precheck> precheck;
 
   [[nodiscard]] bool is_kubernetes_object() const { return !gvk.kind.empty(); }
   [[nodiscard]] bool is(std::string_view group, std::string_view kind) const {

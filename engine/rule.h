@@ -8,6 +8,7 @@
 // and decide in `finish`. The same two calls serve the linter (all objects of the input) and the
 // webhook (one admitted object against the cluster state), so there is one engine, not two.
 
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -145,7 +146,25 @@ struct RunSettings {
 class RuleState {
  public:
   virtual ~RuleState() = default;
+  // `lint --jobs` checks runs of consecutive objects on several threads, each run with a state of
+  // its own, and merges them in input order: `merge(later)` adds what `later` recorded (about
+  // objects after this state's) as if this state had seen them itself. A state that can be merged
+  // says so (and its rule's `check` must only add to it, never read it); the others are filled on
+  // one thread, in input order.
+  [[nodiscard]] virtual bool mergeable() const { return false; }
+  virtual void merge(RuleState& later) { (void)later; }
 };
+
+// For `merge`: moves the records of `later` after those of `to`.
+template <typename T>
+void append(std::vector<T>& to, std::vector<T>& later) {
+  if (to.empty()) {
+    to.swap(later);
+    return;
+  }
+  to.insert(to.end(), std::make_move_iterator(later.begin()), std::make_move_iterator(later.end()));
+  later.clear();
+}
 
 class CheckContext {
  public:

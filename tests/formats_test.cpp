@@ -198,6 +198,51 @@ TEST_CASE("PolicyReports: valid for the wgpolicyk8s.io CRDs, one per namespace a
   CHECK(ml.body["summary"]["skip"] == json(1));
 }
 
+TEST_CASE("the JSON report is byte for byte nlohmann's dump(2) of itself, whatever the strings hold") {
+  // The writer streams findings without building the document: it must escape exactly as
+  // nlohmann does (quotes, backslashes, every control character, UTF-8 kept), sort keys as
+  // nlohmann's objects do, and nest fixes and suppressions the same way. (Invalid UTF-8 cannot
+  // reach a report: the YAML parser refuses it.)
+  test::TempDir dir;
+  std::string odd = "q\"b\\s/";
+  for (int c = 1; c < 0x20; ++c) odd.push_back(static_cast<char>(c));
+  odd += "\x7f";
+  std::string quoted;  // a YAML double-quoted scalar holding `odd`, then é and €
+  for (unsigned char c : odd) {
+    char esc[8];
+    if (c < 0x20 || c == 0x7f) std::snprintf(esc, sizeof esc, "\\x%02x", c);
+    else if (c == '"' || c == '\\') std::snprintf(esc, sizeof esc, "\\%c", c);
+    else std::snprintf(esc, sizeof esc, "%c", c);
+    quoted += esc;
+  }
+  quoted += "\xc3\xa9\xe2\x82\xac";
+  test::write_file(dir.path() / "odd.yaml",
+                   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: \"" + quoted + "\"\n  namespace: \"" + quoted +
+                       "\"\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: \"" + quoted +
+                       "\"\n        image: x\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
+                       "---\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: legacy\n  namespace: ml\n  annotations:\n"
+                       "    gpuguard.io/ignore: quota-gpu-key-ignored\n    gpuguard.io/ignore-reason: \"" + quoted + "\"\n"
+                       "spec: {hard: {nvidia.com/gpu: 2}}\n"
+                       "---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p, namespace: ml}\n"
+                       "  spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}\n");
+  auto r = test::run({"lint", "--no-config", "--complete", "--show-suppressed", "--format", "json", "odd.yaml"}, "", dir.path());
+  REQUIRE(r.exit_code <= 1);
+  const json doc = json::parse(r.out, nullptr, false);
+  REQUIRE_FALSE(doc.is_discarded());
+  CHECK(r.out == doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  bool fix = false, suppressed = false, item = false, escaped = false;
+  for (const auto& f : doc["findings"]) {
+    fix = fix || f.contains("fix");
+    suppressed = suppressed || f.contains("suppressed");
+    item = item || (f.contains("object") && f["object"].contains("itemPointer"));
+    escaped = escaped || f.value("message", "").find("q\"b\\s/\x01") != std::string::npos;
+  }
+  CHECK(fix);
+  CHECK(suppressed);
+  CHECK(item);
+  CHECK(escaped);
+}
+
 TEST_CASE("several formats in one run: one on stdout, the others to files") {
   Workspace ws;
   auto r = ws.lint({"--format", "sarif=out.sarif", "--format", "junit=out.xml", "--format", "text"});

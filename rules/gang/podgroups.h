@@ -106,6 +106,8 @@ inline void project_marked(const engine::Object& o, const std::string& ns, const
 // The projections a PodGroup rule gathers in `check`: marked templates of the kinds it does not keep.
 struct MemberState final : engine::RuleState {
   std::vector<MarkedTemplate> marked;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(engine::RuleState& later) override { engine::append(marked, static_cast<MemberState&>(later).marked); }
 };
 
 inline void gather_members(const engine::Object& obj, engine::CheckContext& ctx) {

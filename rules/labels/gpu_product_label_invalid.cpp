@@ -242,6 +242,8 @@ struct PendingMig {
 
 struct State final : RuleState {
   std::vector<PendingMig> mig;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(mig, static_cast<State&>(later).mig); }
 };
 
 class GpuProductLabelInvalid final : public Rule {

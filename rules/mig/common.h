@@ -30,6 +30,8 @@ class Pending final : public engine::RuleState {
   void add(engine::CheckContext& ctx, const MigPartedDoc& doc, std::string_view inner, std::string message) {
     items_.push_back({ctx.ref(), doc.pointer(inner), doc.locate(inner), doc.where(inner) + ": " + std::move(message)});
   }
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(engine::RuleState& later) override { engine::append(items_, static_cast<Pending&>(later).items_); }
   void flush(engine::FinishContext& ctx) {
     for (auto& i : items_) ctx.report(i.ref, std::move(i.pointer), i.pos, std::move(i.message));
     items_.clear();

@@ -15,6 +15,14 @@ struct State final : RuleState {
   size_t workloads = 0;
   ObjectRef last;  // the last GPU workload seen
   std::string last_name;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override {
+    auto& l = static_cast<State&>(later);
+    if (l.workloads == 0) return;
+    workloads += l.workloads;
+    last = std::move(l.last);
+    last_name = std::move(l.last_name);
+  }
 };
 
 class DcgmExporterDisabled final : public Rule {

@@ -24,6 +24,8 @@ struct Use {
 
 struct State final : RuleState {
   std::vector<Use> uses;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(uses, static_cast<State&>(later).uses); }
 };
 
 class GpuAlertMetricUnknown final : public Rule {

@@ -17,6 +17,8 @@ using namespace engine;
 
 struct State final : RuleState {
   bool gpus = false;  // a GPU workload, the DCGM exporter or a ClusterPolicy was seen
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { gpus = gpus || static_cast<State&>(later).gpus; }
 };
 
 struct Core {

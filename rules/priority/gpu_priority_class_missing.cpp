@@ -23,6 +23,8 @@ struct Template {
 
 struct State final : RuleState {
   std::vector<Template> templates;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(templates, static_cast<State&>(later).templates); }
 };
 
 class GpuPriorityClassMissing final : public Rule {

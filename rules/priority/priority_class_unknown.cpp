@@ -21,6 +21,8 @@ struct Ref {
 
 struct State final : RuleState {
   std::vector<Ref> refs;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(refs, static_cast<State&>(later).refs); }
 };
 
 std::string display(const ObjectRef& r) {

@@ -24,6 +24,8 @@ struct Unlabelled {
 
 struct State final : RuleState {
   std::vector<Unlabelled> unlabelled;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(unlabelled, static_cast<State&>(later).unlabelled); }
 };
 
 // The kinds Kueue integrates, and where it reads the queue label: the workload's own metadata,

@@ -24,6 +24,8 @@ struct Pending {
 
 struct State final : RuleState {
   std::vector<Pending> pending;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(pending, static_cast<State&>(later).pending); }
 };
 
 class QueueReferenceUnknown final : public Rule {

@@ -24,6 +24,8 @@ struct Seen {
 
 struct State final : RuleState {
   std::vector<Seen> seen;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(seen, static_cast<State&>(later).seen); }
 };
 
 class QueueWorkloadClassesShared final : public Rule {

@@ -27,6 +27,14 @@ struct NamespaceUse {
 
 struct State final : RuleState {
   std::map<std::string, NamespaceUse> namespaces;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override {
+    for (auto& [name, use] : static_cast<State&>(later).namespaces) {
+      NamespaceUse& mine = namespaces[name];
+      engine::append(mine.workloads, use.workloads);
+      mine.resources.merge(use.resources);
+    }
+  }
 };
 
 std::string display(const ObjectRef& r) {

@@ -28,6 +28,12 @@ struct Pending {
 struct State final : RuleState {
   std::vector<Pending> pending;  // selects a device-plugin config by node label
   std::vector<Pending> unpinned;  // requests a whole GPU and selects no device-plugin config
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override {
+    auto& l = static_cast<State&>(later);
+    engine::append(pending, l.pending);
+    engine::append(unpinned, l.unpinned);
+  }
 };
 
 class SharingLatencySensitive final : public Rule {

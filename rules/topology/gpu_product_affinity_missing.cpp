@@ -34,6 +34,8 @@ struct Unpinned {
 
 struct State final : RuleState {
   std::vector<Unpinned> unpinned;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(unpinned, static_cast<State&>(later).unpinned); }
 };
 
 class GpuProductAffinityMissing final : public Rule {

@@ -78,7 +78,7 @@ int json(const uint8_t* data, size_t size) {
   if (body.is_discarded()) return 0;
   engine::Object obj = engine::object_from_json(std::move(body));
   engine::Evaluation eval(registry(), default_config(), {});
-  eval.add(obj);
+  eval.add(engine::Object(obj));
   (void)eval.finish();
   (void)engine::mutate(obj, registry(), default_config(), {});
   return 0;
