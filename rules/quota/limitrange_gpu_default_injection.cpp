@@ -1,7 +1,8 @@
 // limitrange-gpu-default-injection: what a GPU LimitRange really does to the pods of its namespace.
 
+#include <algorithm>
 #include <map>
-
+#include <optional>
 #include <set>
 
 #include "engine/inventory.h"
@@ -15,13 +16,53 @@ namespace {
 
 using namespace engine;
 
-// A pod template, reduced to its containers' names, kinds and GPU amounts.
+// A container, reduced to its name, kind and the GPU resources it sets.
+struct Ctr {
+  std::string name;
+  Container::Kind kind = Container::Kind::regular;
+  // Each GPU resource named in its limits or requests, with what the scheduler counts as its
+  // request (the request, else the limit the API copies into it; none when neither parses).
+  std::vector<std::pair<std::string, std::optional<Quantity>>> gpus;
+
+  [[nodiscard]] const std::pair<std::string, std::optional<Quantity>>* find(std::string_view r) const {
+    for (const auto& g : gpus)
+      if (g.first == r) return &g;
+    return nullptr;
+  }
+};
+
+// A pod template, reduced to its containers.
 struct Template {
   ObjectRef ref;
   std::string pointer;  // the template's spec
   Pos pos;
   std::string role;     // the template's role in its object ("" for most)
-  json spec;            // {initContainers: [...], containers: [...]} with GPU resources only
+  std::vector<Ctr> init;     // init containers and native sidecars, in order
+  std::vector<Ctr> regular;  // containers
+
+  // What one pod asks for of `r`, as engine/podspec.h's pod_requests adds it up: regular
+  // containers and sidecars summed, each init container with the sidecars started before it, the
+  // larger of the two. With `injected`, the containers that do not set `r` count `given`.
+  [[nodiscard]] Quantity pod_total(std::string_view r, const std::optional<Quantity>& given) const {
+    auto request = [&](const Ctr& c) -> std::optional<Quantity> {
+      if (const auto* g = c.find(r)) return g->second;
+      return given;
+    };
+    Quantity sum, init_max, sidecars;
+    for (const Ctr& c : init) {
+      const auto q = request(c);
+      if (!q) continue;
+      if (c.kind == Container::Kind::sidecar) {
+        sum = sum + *q;
+        sidecars = sidecars + *q;
+      } else if (*q + sidecars > init_max) {
+        init_max = *q + sidecars;
+      }
+    }
+    for (const Ctr& c : regular)
+      if (const auto q = request(c)) sum = sum + *q;
+    return init_max > sum ? init_max : sum;
+  }
 
   // "Deployment team-a/train" (+ role), made when a message needs it rather than kept per template.
   [[nodiscard]] std::string what() const {
@@ -33,17 +74,13 @@ struct Template {
 
 struct State final : RuleState {
   std::map<std::string, std::vector<Template>> namespaces;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override {
+    for (auto& [ns, templates] : static_cast<State&>(later).namespaces) engine::append(namespaces[ns], templates);
+  }
 };
 
 enum class Effect : uint8_t { none, explicit_default, default_from_max, request_from_min };
-
-bool sets(const json& c, const std::string& resource) {
-  const json* res = member(c, "resources");
-  if (!res) return false;
-  for (const char* key : {"limits", "requests"})
-    if (const json* l = member(*res, key); l && member(*l, resource)) return true;
-  return false;
-}
 
 std::string join(const std::vector<std::string>& parts) {
   std::string out;
@@ -144,16 +181,20 @@ spec:
       tpl.pointer = t.spec_pointer();
       tpl.pos = ctx.position_of(tpl.pointer);
       tpl.role = t.role;
-      tpl.spec = {{"initContainers", json::array()}, {"containers", json::array()}};
       for (const auto& c : containers(t)) {
-        json small = {{"name", std::string(c.name)}};
-        if (c.kind == Container::Kind::sidecar) small["restartPolicy"] = "Always";
+        Ctr small{std::string(c.name), c.kind, {}};
         if (const json* res = member(*c.body, "resources"); res && res->is_object())
-          for (const char* key : {"limits", "requests"})
+          for (const char* key : {"limits", "requests"})  // requests override the copied limits
             if (const json* l = member(*res, key); l && l->is_object())
-              for (const auto& [name, v] : l->items())
-                if (gpus.matches(name)) small["resources"][key][name] = v;
-        tpl.spec[c.kind == Container::Kind::regular ? "containers" : "initContainers"].push_back(std::move(small));
+              for (const auto& [name, v] : l->items()) {
+                if (!gpus.matches(name)) continue;
+                std::optional<Quantity> q;
+                if (auto parsed = Quantity::from_json(v)) q = *parsed;
+                auto it = std::find_if(small.gpus.begin(), small.gpus.end(), [&](const auto& g) { return g.first == name; });
+                if (it == small.gpus.end()) small.gpus.emplace_back(name, q);
+                else if (q) it->second = q;
+              }
+        (c.kind == Container::Kind::regular ? tpl.regular : tpl.init).push_back(std::move(small));
       }
       static_cast<State*>(ctx.state())->namespaces[ctx.namespace_of_object()].push_back(std::move(tpl));
     }
@@ -206,24 +247,14 @@ spec:
       std::vector<std::string> affected;
       for (const auto& tpl : templates) {
         std::vector<std::string> receivers;
-        size_t total = 0;
-        json injected = tpl.spec;
-        for (const char* container_list : {"initContainers", "containers"})
-          for (auto& c : injected[container_list]) {
-            ++total;
-            if (sets(c, r)) continue;
-            Container desc{&c, "", string_at(c, "name").value_or(""),
-                           std::string(container_list) == "containers" ? Container::Kind::regular
-                           : string_at(c, "restartPolicy") == std::optional<std::string_view>("Always") ? Container::Kind::sidecar
-                                                                                                       : Container::Kind::init};
-            receivers.push_back(describe(desc));
-            if (first.effect != Effect::request_from_min) c["resources"]["limits"][r] = first.g.eff_default->to_string();
-            c["resources"]["requests"][r] = first.g.eff_request ? first.g.eff_request->to_string() : first.g.eff_default->to_string();
-          }
+        const size_t total = tpl.init.size() + tpl.regular.size();
+        for (const auto* list : {&tpl.init, &tpl.regular})
+          for (const Ctr& c : *list)
+            if (!c.find(r)) receivers.push_back(describe(Container{nullptr, "", c.name, c.kind}));
         if (receivers.empty()) continue;
         if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
         affected.push_back(tpl.what());
-        report_template(ctx, tpl, injected, receivers, total, first.effect, first.g, lr_name);
+        report_template(ctx, tpl, receivers, total, first.effect, first.g, lr_name);
       }
 
       std::string here;
@@ -264,7 +295,7 @@ spec:
   }
 
  private:
-  static void report_template(FinishContext& ctx, const Template& tpl, const json& injected,
+  static void report_template(FinishContext& ctx, const Template& tpl,
                               const std::vector<std::string>& receivers, size_t total, Effect effect,
                               const quota::GpuLimits& g, const std::string& lr_name) {
     const std::string& r = g.resource;
@@ -275,13 +306,10 @@ spec:
                      " without a limit: the API server rejects every such pod (\"Limit must be set for non overcommitable resources\")");
       return;
     }
-    auto gpus_of = [&](const json& spec) {
-      json holder = {{"spec", spec}};
-      PodTemplate t{"", &holder, &holder["spec"], 1, ""};
-      return pod_requests(t).get(r);
-    };
-    const Quantity before = gpus_of(tpl.spec);
-    const Quantity after = gpus_of(injected);
+    // A container the LimitRanger gives the resource asks for the default request (defaultRequest,
+    // which the API sets from default when it is not written).
+    const Quantity before = tpl.pod_total(r, std::nullopt);
+    const Quantity after = tpl.pod_total(r, g.eff_request ? g.eff_request : g.eff_default);
     const std::string d = g.eff_default->to_string();
     const std::string source = lr_name + " (" + (effect == Effect::default_from_max ? "max " + r + ": " + d + ", which the API makes the default" : "default " + r + ": " + d) + ")";
     std::string msg;
