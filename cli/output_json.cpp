@@ -1,123 +1,131 @@
 #include "cli/output.h"
 #include "cli/version.h"
 
+#include <sstream>
+
 namespace gpuguard::cli {
 
 using engine::json;
 
 namespace {
 
-// A JSON string as json::dump writes it (ensure_ascii off, invalid UTF-8 replaced): ASCII, most
-// of what a report holds, is escaped here the way nlohmann escapes it; a string with other bytes
-// goes through nlohmann's serializer, which checks their UTF-8.
-void put_string(std::ostream& out, std::string_view s, std::string& buf) {
+// A JSON string as json::dump writes it (ensure_ascii off, invalid UTF-8 replaced), appended to
+// `out`: ASCII, most of what a report holds, is escaped here the way nlohmann escapes it; a string
+// with other bytes goes through nlohmann's serializer, which checks their UTF-8.
+void put_string(std::string& out, std::string_view s) {
   for (char c : s)
     if (static_cast<unsigned char>(c) >= 0x80) {
-      buf = json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
       return;
     }
-  buf.clear();
-  buf.push_back('"');
+  out.push_back('"');
   for (char c : s) {
     switch (c) {
-      case '"': buf += "\\\""; break;
-      case '\\': buf += "\\\\"; break;
-      case '\b': buf += "\\b"; break;
-      case '\t': buf += "\\t"; break;
-      case '\n': buf += "\\n"; break;
-      case '\f': buf += "\\f"; break;
-      case '\r': buf += "\\r"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\f': out += "\\f"; break;
+      case '\r': out += "\\r"; break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           static constexpr char kHex[] = "0123456789abcdef";
-          buf += "\\u00";
-          buf.push_back(kHex[(c >> 4) & 0xf]);
-          buf.push_back(kHex[c & 0xf]);
+          out += "\\u00";
+          out.push_back(kHex[(c >> 4) & 0xf]);
+          out.push_back(kHex[c & 0xf]);
         } else {
-          buf.push_back(c);
+          out.push_back(c);
         }
     }
   }
-  buf.push_back('"');
-  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  out.push_back('"');
 }
 
-// One member of an object written at `pad` (its keys in json's order: sorted), after the ones
-// before it.
+// The members of an object written at `pad` (in json's order: sorted keys).
 struct Members {
-  std::ostream& out;
+  std::string& out;
   std::string_view pad;
   bool first = true;
   void key(std::string_view k) {
-    out << (first ? "{\n" : ",\n") << pad << '"' << k << "\": ";
+    out += first ? "{\n" : ",\n";
+    out += pad;
+    out.push_back('"');
+    out += k;
+    out += "\": ";
     first = false;
   }
-  void close(std::string_view outer_pad) { out << '\n' << outer_pad << '}'; }
+  void close(std::string_view outer_pad) {
+    out.push_back('\n');
+    out += outer_pad;
+    out.push_back('}');
+  }
 };
 
 // A finding, as json::dump(2) of {column, file, fix, line, message, object, pointer, rule,
-// severity, suppressed} nested two levels deep, without building that object.
-void write_finding(std::ostream& out, const engine::Finding& f, std::string& buf) {
+// severity, suppressed} nested two levels deep, appended to `out` without building that object.
+void write_finding(std::string& out, const engine::Finding& f, std::string& buf) {
   Members m{out, "      "};
   const bool located = f.object.id != engine::kNoObject;
   if (located && f.pos.known()) {
     m.key("column");
-    out << f.pos.col;
+    out += std::to_string(f.pos.col);
   }
   if (located && f.object.source) {
     m.key("file");
-    put_string(out, f.object.source->path, buf);
+    put_string(out, f.object.source->path);
   }
   if (f.fix) {
     m.key("fix");
-    write_nested(out, *f.fix, 3, buf);
+    std::ostringstream nested;
+    write_nested(nested, *f.fix, 3, buf);
+    out += nested.str();
   }
   if (located && f.pos.known()) {
     m.key("line");
-    out << f.pos.line;
+    out += std::to_string(f.pos.line);
   }
   m.key("message");
-  put_string(out, f.message, buf);
+  put_string(out, f.message);
   if (located) {
     const engine::ObjectRef& o = f.object;
     m.key("object");
     Members obj{out, "        "};
     if (!o.api_version().empty()) {
       obj.key("apiVersion");
-      put_string(out, o.api_version(), buf);
+      put_string(out, o.api_version());
     }
     obj.key("document");
-    out << o.document;
+    out += std::to_string(o.document);
     if (!o.item_pointer().empty()) {
       obj.key("itemPointer");
-      put_string(out, o.item_pointer(), buf);
+      put_string(out, o.item_pointer());
     }
     if (!o.kind().empty()) {
       obj.key("kind");
-      put_string(out, o.kind(), buf);
+      put_string(out, o.kind());
     }
     if (!o.name().empty()) {
       obj.key("name");
-      put_string(out, o.name(), buf);
+      put_string(out, o.name());
     }
     if (!o.namespace_().empty()) {
       obj.key("namespace");
-      put_string(out, o.namespace_(), buf);
+      put_string(out, o.namespace_());
     }
     obj.close("      ");
     m.key("pointer");
-    put_string(out, f.pointer, buf);
+    put_string(out, f.pointer);
   }
   m.key("rule");
-  put_string(out, f.rule, buf);
+  put_string(out, f.rule);
   m.key("severity");
-  put_string(out, engine::to_string(f.severity), buf);
+  put_string(out, engine::to_string(f.severity));
   if (f.suppressed) {
     m.key("suppressed");
     Members sup{out, "        "};
     sup.key("reason");
-    put_string(out, f.suppression, buf);
+    put_string(out, f.suppression);
     sup.close("      ");
   }
   m.close("    ");
@@ -159,15 +167,21 @@ void write_json(const engine::Result& result, const ReportContext& ctx, std::ost
   size_t suppressed = 0;
   if (result.findings.empty()) out << "[]";
   bool first = true;
+  std::string chunk;  // findings are written 64 KiB at a time
   for (const auto& f : result.findings) {
     if (f.suppressed)
       ++suppressed;
     else
       ++counts[static_cast<int>(f.severity)];
-    out << (first ? "[\n    " : ",\n    ");
+    chunk += first ? "[\n    " : ",\n    ";
     first = false;
-    write_finding(out, f, buf);
+    write_finding(chunk, f, buf);
+    if (chunk.size() >= (64u << 10)) {
+      out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      chunk.clear();
+    }
   }
+  out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
   if (!result.findings.empty()) out << "\n  ]";
   const json summary = {{"files", files},
                         {"objects", result.objects},
