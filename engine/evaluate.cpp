@@ -68,19 +68,85 @@ struct Exemptions {
 
 }  // namespace
 
+Plan::Plan(const Registry& registry, const Config& config, std::set<std::string> only_rules)
+    : registry_(registry), config_(config), only_rules_(std::move(only_rules)) {
+  auto read = std::make_shared<KindSet>();
+  for (const Rule* rule : registry.rules()) {
+    const RuleInfo& info = rule->info();
+    const RuleSettings& rs = config.rule(info.id);
+    if (!rs.enabled) continue;
+    for (const auto& k : info.reads) read->insert(k);  // every enabled rule's, as kinds_read()
+    if (!only_rules_.empty() && !only_rules_.count(info.id)) continue;
+    rules_.push_back(rule);
+    settings_.push_back(&rs);
+  }
+  kinds_read_ = std::move(read);
+  // Which rules look at a kind in `check`: those that report on it, read it or observe it.
+  // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
+  // every rule, and so does every kind for a rule that checks "*" or declares no kind.
+  auto every_kind = [](const RuleInfo& info) {
+    return (info.checks.empty() && info.reads.empty() && info.observes.empty()) ||
+           std::any_of(info.checks.begin(), info.checks.end(), [](const KindRef& k) { return k.kind == "*"; });
+  };
+  for (const Rule* rule : rules_) {
+    const RuleInfo& info = rule->info();
+    for (const auto* list : {&info.checks, &info.reads, &info.observes})
+      for (const KindRef& k : *list)
+        if (k.kind != "*") by_kind_[k.group][k.kind];
+  }
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    const RuleInfo& info = rules_[i]->info();
+    all_.seeing.push_back(i);
+    all_.reporting.push_back(i);
+    const bool every = every_kind(info);
+    if (every) other_kind_.seeing.push_back(i);
+    if (may_report_on(info, "", "")) other_kind_.reporting.push_back(i);  // only "*" or no kind at all
+    for (auto& [group, kinds] : by_kind_)
+      for (auto& [kind, lists] : kinds) {
+        bool sees = every;
+        for (const auto* list : {&info.checks, &info.reads, &info.observes})
+          for (const KindRef& k : *list) sees = sees || (k.group == group && k.kind == kind);
+        if (sees) lists.seeing.push_back(i);
+        if (may_report_on(info, group, kind)) lists.reporting.push_back(i);
+      }
+  }
+}
+
+bool Plan::may_report_on(const RuleInfo& info, std::string_view group, std::string_view kind) {
+  if (info.checks.empty()) return info.reads.empty() && info.observes.empty();  // a rule of every kind
+  for (const KindRef& k : info.checks)
+    if (k.kind == "*" || (k.group == group && k.kind == kind)) return true;
+  return false;
+}
+
+const Plan::Lists& Plan::lists(const Object& obj) const {
+  if (!obj.is_kubernetes_object()) return all_;
+  auto g = by_kind_.find(std::string_view(obj.gvk.group));
+  if (g == by_kind_.end()) return other_kind_;
+  auto k = g->second.find(std::string_view(obj.gvk.kind));
+  return k == g->second.end() ? other_kind_ : k->second;
+}
+
+const std::vector<uint32_t>& Plan::seeing(const Object& obj) const { return lists(obj).seeing; }
+const std::vector<uint32_t>& Plan::reporting(const Object& obj) const { return lists(obj).reporting; }
+
 struct Evaluation::Impl {
+  std::shared_ptr<const Plan> plan;
   const Registry& registry;
   const Config& config;
   EvalOptions options;
   Inventory inventory;
-  std::vector<const Rule*> enabled;
-  std::vector<std::unique_ptr<RuleState>> states;  // parallel to `enabled`
-  // Which enabled rules look at a kind in `check`: those that report on it, read it or observe it.
-  // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
-  // every rule, and so does every kind for a rule that checks "*" or declares no kind.
-  std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`, sorted
-  std::vector<size_t> every_kind;  // the rules of any other kind
-  std::vector<size_t> all;
+  // Each rule's state, made when the rule first needs it (parallel to plan->rules()).
+  std::vector<std::unique_ptr<RuleState>> states;
+  std::vector<bool> made;
+  // With focus_on_added only findings on the added objects are wanted, and a rule reports only on
+  // the kinds its `checks` name: the checks wait for finish(), which then runs only the rules that
+  // may report on some added object (the webhook's one object: a dozen rules of 52).
+  struct Pending {
+    std::shared_ptr<const Object> obj;
+    ObjectRef ref;
+  };
+  std::vector<Pending> pending;
   // Findings in chunks: the first grows as a vector does (the webhook's few findings), the others
   // are allocated at their full size, so collecting 200,000 findings never needs them twice over
   // in a vector twice as large; they move into one vector after the rules' state is freed.
@@ -93,46 +159,33 @@ struct Evaluation::Impl {
   uint32_t first_id = 0;
   size_t objects = 0;
 
+  static std::shared_ptr<const Plan> plan_for(const Registry& r, const Config& c, EvalOptions& o) {
+    if (o.plan && &o.plan->registry() == &r && &o.plan->config() == &c &&
+        (o.only_rules.empty() || o.plan->only_rules() == o.only_rules))
+      return std::move(o.plan);
+    return std::make_shared<const Plan>(r, c, o.only_rules);
+  }
+
   Impl(const Registry& r, const Config& c, EvalOptions o)
-      : registry(r), config(c), options(std::move(o)) {
-    inventory = options.base ? Inventory::layered(options.base) : Inventory(kinds_read(r, c));
+      : plan(plan_for(r, c, o)), registry(r), config(c), options(std::move(o)) {
+    inventory = options.base ? Inventory::layered(options.base) : Inventory(plan->kinds_read());
     inventory.set_complete(options.complete);
     // Ids continue after the base's so they never collide.
     if (options.base) next_id = options.base->next_id();
     first_id = next_id;
-    for (const Rule* rule : registry.rules()) {
-      const std::string& id = rule->info().id;
-      if (!config.rule(id).enabled) continue;
-      if (!options.only_rules.empty() && !options.only_rules.count(id)) continue;
-      enabled.push_back(rule);
-      states.push_back(rule->make_state());
-    }
-    for (size_t i = 0; i < enabled.size(); ++i) {
-      all.push_back(i);
-      const RuleInfo& info = enabled[i]->info();
-      if ((info.checks.empty() && info.reads.empty() && info.observes.empty()) ||
-          std::any_of(info.checks.begin(), info.checks.end(), [](const KindRef& k) { return k.kind == "*"; })) {
-        every_kind.push_back(i);
-        continue;
-      }
-      std::set<std::string> kinds;
-      for (const auto* list : {&info.checks, &info.reads, &info.observes})
-        for (const KindRef& k : *list) kinds.insert(k.group + "/" + k.kind);
-      for (const auto& k : kinds) by_kind[k].push_back(i);
-    }
-    // Rules of every kind go into each kind's list too, so a look-up is one find.
-    for (auto& [kind, rules] : by_kind) {
-      rules.insert(rules.end(), every_kind.begin(), every_kind.end());
-      std::sort(rules.begin(), rules.end());
-    }
+    states.resize(plan->rules().size());
+    made.resize(plan->rules().size());
   }
 
-  // The enabled rules that check an object, in registry order.
-  [[nodiscard]] const std::vector<size_t>& rules_for(const Object& obj) const {
-    if (!obj.is_kubernetes_object()) return all;
-    auto it = by_kind.find(obj.gvk.group + "/" + obj.gvk.kind);
-    return it == by_kind.end() ? every_kind : it->second;
+  RuleState* state(size_t i) {
+    if (!made[i]) {
+      states[i] = plan->rules()[i]->make_state();
+      made[i] = true;
+    }
+    return states[i].get();
   }
+
+  void check(const Object& obj, const ObjectRef& ref, const std::vector<bool>* only);
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
     ObjectRef ref;
@@ -147,10 +200,10 @@ struct Evaluation::Impl {
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
 
-  void push(const Rule& rule, Finding f) {
+  void push(const Rule& rule, const RuleSettings& settings, Finding f) {
     if (!wanted(f.object.id)) return;
     f.rule = rule.info().id;
-    f.severity = config.rule(f.rule).severity;
+    f.severity = settings.severity;
     if (auto it = exemptions.find(f.object.id); it != exemptions.end()) {
       if (auto why = it->second.suppresses(f.rule, f.pointer)) {
         f.suppressed = true;
@@ -180,9 +233,9 @@ namespace {
 
 class CheckCtx final : public CheckContext {
  public:
-  CheckCtx(Evaluation::Impl& impl, const Rule& rule, RuleState* state, const Object& obj, const ObjectRef& ref)
-      : impl_(impl), rule_(rule), state_(state), obj_(obj), ref_(ref) {}
-  const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
+  CheckCtx(Evaluation::Impl& impl, size_t rule, RuleState* state, const Object& obj, const ObjectRef& ref)
+      : impl_(impl), rule_(*impl.plan->rules()[rule]), settings_(impl.plan->settings(rule)), state_(state), obj_(obj), ref_(ref) {}
+  const Params& params() const override { return settings_.params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
   const std::string& namespace_of_object() const override { return ref_.namespace_(); }
@@ -193,7 +246,7 @@ class CheckCtx final : public CheckContext {
     f.pos = obj_.position_of(pointer);
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    impl_.push(rule_, std::move(f));
+    impl_.push(rule_, settings_, std::move(f));
   }
   ObjectRef ref() const override { return ref_; }
   Pos position_of(std::string_view pointer) const override { return obj_.position_of(pointer); }
@@ -201,6 +254,7 @@ class CheckCtx final : public CheckContext {
  private:
   Evaluation::Impl& impl_;
   const Rule& rule_;
+  const RuleSettings& settings_;
   RuleState* state_;
   const Object& obj_;
   const ObjectRef& ref_;
@@ -208,8 +262,9 @@ class CheckCtx final : public CheckContext {
 
 class FinishCtx final : public FinishContext {
  public:
-  FinishCtx(Evaluation::Impl& impl, const Rule& rule, RuleState* state) : impl_(impl), rule_(rule), state_(state) {}
-  const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
+  FinishCtx(Evaluation::Impl& impl, size_t rule, RuleState* state)
+      : impl_(impl), rule_(*impl.plan->rules()[rule]), settings_(impl.plan->settings(rule)), state_(state) {}
+  const Params& params() const override { return settings_.params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
   const Inventory& inventory() const override { return impl_.inventory; }
@@ -220,7 +275,7 @@ class FinishCtx final : public FinishContext {
     f.pos = obj.position_of(pointer);
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    impl_.push(rule_, std::move(f));
+    impl_.push(rule_, settings_, std::move(f));
   }
   void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
               std::optional<json> fix) override {
@@ -230,13 +285,13 @@ class FinishCtx final : public FinishContext {
     f.pos = pos.known() ? pos : obj.pos;
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    impl_.push(rule_, std::move(f));
+    impl_.push(rule_, settings_, std::move(f));
   }
   void report_scope(std::string message) override {
     Finding f;
     f.message = std::move(message);
     f.object.id = kNoObject;
-    impl_.push(rule_, std::move(f));
+    impl_.push(rule_, settings_, std::move(f));
   }
   bool in_focus(const Object& obj) const override { return impl_.wanted(obj.id); }
   const Object* subject(std::span<const Object* const> set) const override {
@@ -252,6 +307,7 @@ class FinishCtx final : public FinishContext {
  private:
   Evaluation::Impl& impl_;
   const Rule& rule_;
+  const RuleSettings& settings_;
   RuleState* state_;
 };
 
@@ -312,28 +368,38 @@ Evaluation::Evaluation(const Registry& registry, const Config& config, EvalOptio
 
 Evaluation::~Evaluation() = default;
 
+void Evaluation::Impl::check(const Object& obj, const ObjectRef& ref, const std::vector<bool>* only) {
+  for (uint32_t i : plan->seeing(obj)) {
+    if (only && !(*only)[i]) continue;
+    const Rule& rule = *plan->rules()[i];
+    CheckCtx ctx(*this, i, state(i), obj, ref);
+    try {
+      rule.check(obj, ctx);
+    } catch (const std::exception& e) {
+      internal_error(rule, &obj, e.what());
+    }
+  }
+}
+
 uint32_t Evaluation::add(Object obj) {
   Impl& m = *impl_;
   obj.id = m.next_id++;
   ++m.objects;
   const std::string ns = effective_namespace(obj, m.config);
   m.collect_exemptions(obj, ns);
-  const ObjectRef ref = m.make_ref(obj, ns);
+  ObjectRef ref = m.make_ref(obj, ns);
   if (obj.is_kubernetes_object()) m.checked.push_back(ref);
-  for (size_t i : m.rules_for(obj)) {
-    const Rule& rule = *m.enabled[i];
-    CheckCtx ctx(m, rule, m.states[i].get(), obj, ref);
-    try {
-      rule.check(obj, ctx);
-    } catch (const std::exception& e) {
-      m.internal_error(rule, &obj, e.what());
-    }
-  }
+  const bool keep = obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind);
+  if (!m.options.focus_on_added) m.check(obj, ref, nullptr);
   uint32_t id = obj.id;
-  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind)) {
-    // A kept object's position index was grown node by node: a copy holds it without the
-    // vectors' spare capacity (unless other items of the same List share it).
-    if (obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
+  // A kept object's position index was grown node by node: a copy holds it without the vectors'
+  // spare capacity (unless other items of the same List share it).
+  if (keep && obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
+  if (m.options.focus_on_added) {
+    auto shared = std::make_shared<const Object>(std::move(obj));
+    if (keep) m.inventory.add(shared, ns);
+    m.pending.push_back({std::move(shared), std::move(ref)});
+  } else if (keep) {
     m.inventory.add(std::make_shared<const Object>(std::move(obj)), ns);
   }
   return id;
@@ -347,9 +413,17 @@ const Inventory& Evaluation::inventory() const { return impl_->inventory; }
 
 Result Evaluation::finish() {
   Impl& m = *impl_;
-  for (size_t i = 0; i < m.enabled.size(); ++i) {
-    const Rule& rule = *m.enabled[i];
-    FinishCtx ctx(m, rule, m.states[i].get());
+  const size_t n = m.plan->rules().size();
+  std::vector<bool> runs(n, !m.options.focus_on_added);
+  if (m.options.focus_on_added) {
+    for (const auto& p : m.pending)
+      for (uint32_t i : m.plan->reporting(*p.obj)) runs[i] = true;
+    for (const auto& p : m.pending) m.check(*p.obj, p.ref, &runs);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (!runs[i]) continue;
+    const Rule& rule = *m.plan->rules()[i];
+    FinishCtx ctx(m, i, m.state(i));
     try {
       rule.finish(ctx);
     } catch (const std::exception& e) {
@@ -359,6 +433,7 @@ Result Evaluation::finish() {
   }
   // Nothing reads the kept objects after the cross-object phase: free them before the findings
   // are sorted and reported (the peak of a large run).
+  m.pending.clear();
   m.inventory = Inventory();
   m.exemptions.clear();
   Result r;
