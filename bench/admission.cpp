@@ -2,7 +2,7 @@
 // webhook's own handler (decode → evaluate against the cluster state → encode), timed per call.
 // Prints p50 and p99 in microseconds for /validate and /mutate (target: p99 ≤ 100 µs).
 //
-//   bench_admission STATE_DIR REVIEW_JSON [CALLS]
+//   bench_admission STATE_DIR REVIEW_JSON [CALLS [validate|mutate]]
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include "engine/state.h"
@@ -20,10 +21,11 @@ using namespace gpuguard;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: bench_admission STATE_DIR REVIEW_JSON [CALLS]\n");
+    std::fprintf(stderr, "usage: bench_admission STATE_DIR REVIEW_JSON [CALLS [validate|mutate]]\n");
     return 2;
   }
   const int calls = argc > 3 ? std::atoi(argv[3]) : 20000;
+  const std::string_view only = argc > 4 ? argv[4] : "";  // one endpoint (for a profiler), or both
   const engine::Registry registry = rules::make_registry();
   auto config = std::make_shared<const engine::Config>(engine::default_config(registry));
   engine::StateLoad state = engine::load_state({argv[1]}, registry, *config);
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
   const std::string body = ss.str();
   webhook::Admission admission(registry, config);
   for (auto [endpoint, name] : {std::pair{webhook::Endpoint::validate, "validate"}, std::pair{webhook::Endpoint::mutate, "mutate"}}) {
+    if (!only.empty() && only != name) continue;
     std::vector<double> us;
     us.reserve(static_cast<size_t>(calls));
     for (int i = 0; i < calls; ++i) {

@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <thread>
-#include <exception>
 #include <tuple>
 #include <unordered_map>
 
@@ -70,10 +70,77 @@ struct Exemptions {
 
 }  // namespace
 
+Plan::Plan(const Registry& registry, const Config& config, std::set<std::string> only_rules)
+    : registry_(registry), config_(config), only_rules_(std::move(only_rules)) {
+  auto read = std::make_shared<KindSet>();
+  for (const Rule* rule : registry.rules()) {
+    const RuleInfo& info = rule->info();
+    const RuleSettings& rs = config.rule(info.id);
+    if (!rs.enabled) continue;
+    for (const auto& k : info.reads) read->insert(k);  // every enabled rule's, as kinds_read()
+    if (!only_rules_.empty() && !only_rules_.count(info.id)) continue;
+    rules_.push_back(rule);
+    settings_.push_back(&rs);
+    const std::unique_ptr<RuleState> probe = rule->make_state();
+    state_kind_.push_back(!probe ? StateKind::none : probe->mergeable() ? StateKind::mergeable : StateKind::ordered);
+  }
+  kinds_read_ = std::move(read);
+  // Which rules look at a kind in `check`: those that report on it, read it or observe it.
+  // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
+  // every rule, and so does every kind for a rule that checks "*" or declares no kind.
+  auto every_kind = [](const RuleInfo& info) {
+    return (info.checks.empty() && info.reads.empty() && info.observes.empty()) ||
+           std::any_of(info.checks.begin(), info.checks.end(), [](const KindRef& k) { return k.kind == "*"; });
+  };
+  for (const Rule* rule : rules_) {
+    const RuleInfo& info = rule->info();
+    for (const auto* list : {&info.checks, &info.reads, &info.observes})
+      for (const KindRef& k : *list)
+        if (k.kind != "*") by_kind_[k.group][k.kind];
+  }
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    const RuleInfo& info = rules_[i]->info();
+    all_.seeing.push_back(i);
+    all_.reporting.push_back(i);
+    const bool every = every_kind(info);
+    if (every) other_kind_.seeing.push_back(i);
+    if (may_report_on(info, "", "")) other_kind_.reporting.push_back(i);  // only "*" or no kind at all
+    for (auto& [group, kinds] : by_kind_)
+      for (auto& [kind, lists] : kinds) {
+        bool sees = every;
+        for (const auto* list : {&info.checks, &info.reads, &info.observes})
+          for (const KindRef& k : *list) sees = sees || (k.group == group && k.kind == kind);
+        if (sees) lists.seeing.push_back(i);
+        if (may_report_on(info, group, kind)) lists.reporting.push_back(i);
+      }
+  }
+}
+
+bool Plan::may_report_on(const RuleInfo& info, std::string_view group, std::string_view kind) {
+  if (info.checks.empty()) return info.reads.empty() && info.observes.empty();  // a rule of every kind
+  for (const KindRef& k : info.checks)
+    if (k.kind == "*" || (k.group == group && k.kind == kind)) return true;
+  return false;
+}
+
+const Plan::Lists& Plan::lists(const Object& obj) const {
+  if (!obj.is_kubernetes_object()) return all_;
+  auto g = by_kind_.find(std::string_view(obj.gvk.group));
+  if (g == by_kind_.end()) return other_kind_;
+  auto k = g->second.find(std::string_view(obj.gvk.kind));
+  return k == g->second.end() ? other_kind_ : k->second;
+}
+
+const std::vector<uint32_t>& Plan::seeing(const Object& obj) const { return lists(obj).seeing; }
+const std::vector<uint32_t>& Plan::reporting(const Object& obj) const { return lists(obj).reporting; }
+
 // The states of the mergeable rules for one run of objects checked ahead (by rule index).
 struct Shard {
   std::vector<std::unique_ptr<RuleState>> states;
 };
+
+// Findings of `check`, kept until the object has its id and its exemptions are known.
+using CheckFindings = std::vector<std::pair<uint32_t, Finding>>;  // rule index, finding
 
 // What Evaluation::precheck finds on one object, kept with it until Evaluation::add.
 struct Precheck {
@@ -81,25 +148,29 @@ struct Precheck {
   bool sharded = false;          // the mergeable rules were checked too
   std::shared_ptr<Shard> shard;  // on the run's last object: their states, merged by `add`
   std::string ns;
-  ObjectRef ref;  // its id is given by `add`
+  ObjectRef ref;
   std::optional<Exemptions> exemptions;
-  std::vector<std::pair<const Rule*, Finding>> findings;  // of the rules without state
+  CheckFindings findings;        // of the rules checked ahead
   std::vector<Diagnostic> diagnostics;
 };
 
 struct Evaluation::Impl {
+  std::shared_ptr<const Plan> plan;
   const Registry& registry;
   const Config& config;
   EvalOptions options;
   Inventory inventory;
-  std::vector<const Rule*> enabled;
-  std::vector<std::unique_ptr<RuleState>> states;  // parallel to `enabled`
-  // Which enabled rules look at a kind in `check`: those that report on it, read it or observe it.
-  // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
-  // every rule, and so does every kind for a rule that checks "*" or declares no kind.
-  std::unordered_map<std::string, std::vector<size_t>> by_kind;  // "group/Kind" → indices into `enabled`, sorted
-  std::vector<size_t> every_kind;  // the rules of any other kind
-  std::vector<size_t> all;
+  // Each rule's state, made when the rule first needs it (parallel to plan->rules()).
+  std::vector<std::unique_ptr<RuleState>> states;
+  std::vector<bool> made;
+  // With focus_on_added only findings on the added objects are wanted, and a rule reports only on
+  // the kinds its `checks` name: the checks wait for finish(), which then runs only the rules that
+  // may report on some added object (the webhook's one object: a dozen rules of 52).
+  struct Pending {
+    std::shared_ptr<const Object> obj;
+    ObjectRef ref;
+  };
+  std::vector<Pending> pending;
   // Findings in chunks: the first grows as a vector does (the webhook's few findings), the others
   // are allocated at their full size, so collecting 200,000 findings never needs them twice over
   // in a vector twice as large; they move into one vector after the rules' state is freed.
@@ -112,45 +183,39 @@ struct Evaluation::Impl {
   uint32_t first_id = 0;
   size_t objects = 0;
 
+  static std::shared_ptr<const Plan> plan_for(const Registry& r, const Config& c, EvalOptions& o) {
+    if (o.plan && &o.plan->registry() == &r && &o.plan->config() == &c &&
+        (o.only_rules.empty() || o.plan->only_rules() == o.only_rules))
+      return std::move(o.plan);
+    return std::make_shared<const Plan>(r, c, o.only_rules);
+  }
+
   Impl(const Registry& r, const Config& c, EvalOptions o)
-      : registry(r), config(c), options(std::move(o)) {
-    inventory = options.base ? Inventory::layered(options.base) : Inventory(kinds_read(r, c));
+      : plan(plan_for(r, c, o)), registry(r), config(c), options(std::move(o)) {
+    inventory = options.base ? Inventory::layered(options.base) : Inventory(plan->kinds_read());
     inventory.set_complete(options.complete);
     // Ids continue after the base's so they never collide.
     if (options.base) next_id = options.base->next_id();
     first_id = next_id;
-    for (const Rule* rule : registry.rules()) {
-      const std::string& id = rule->info().id;
-      if (!config.rule(id).enabled) continue;
-      if (!options.only_rules.empty() && !options.only_rules.count(id)) continue;
-      enabled.push_back(rule);
-      states.push_back(rule->make_state());
-    }
-    for (size_t i = 0; i < enabled.size(); ++i) {
-      all.push_back(i);
-      const RuleInfo& info = enabled[i]->info();
-      if ((info.checks.empty() && info.reads.empty() && info.observes.empty()) ||
-          std::any_of(info.checks.begin(), info.checks.end(), [](const KindRef& k) { return k.kind == "*"; })) {
-        every_kind.push_back(i);
-        continue;
-      }
-      std::set<std::string> kinds;
-      for (const auto* list : {&info.checks, &info.reads, &info.observes})
-        for (const KindRef& k : *list) kinds.insert(k.group + "/" + k.kind);
-      for (const auto& k : kinds) by_kind[k].push_back(i);
-    }
-    // Rules of every kind go into each kind's list too, so a look-up is one find.
-    for (auto& [kind, rules] : by_kind) {
-      rules.insert(rules.end(), every_kind.begin(), every_kind.end());
-      std::sort(rules.begin(), rules.end());
-    }
+    states.resize(plan->rules().size());
+    made.resize(plan->rules().size());
   }
 
-  // The enabled rules that check an object, in registry order.
-  [[nodiscard]] const std::vector<size_t>& rules_for(const Object& obj) const {
-    if (!obj.is_kubernetes_object()) return all;
-    auto it = by_kind.find(obj.gvk.group + "/" + obj.gvk.kind);
-    return it == by_kind.end() ? every_kind : it->second;
+  RuleState* state(size_t i) {
+    if (!made[i]) {
+      states[i] = plan->rules()[i]->make_state();
+      made[i] = true;
+    }
+    return states[i].get();
+  }
+
+  void check(const Object& obj, const ObjectRef& ref, const std::vector<bool>* only);
+  // The identity and exemptions of an object, and with `rules` the checks that need no input
+  // order: rules without state, and with a shard the mergeable ones (into its states).
+  void precheck(const Object& obj, Precheck& out, bool rules, Shard* shard) const;
+  // Whether `add` leaves rule i to the precheck.
+  [[nodiscard]] bool checked_ahead(size_t i, const Precheck& p) const {
+    return !plan->has_state(i) || (p.sharded && plan->mergeable(i));
   }
 
   ObjectRef make_ref(const Object& obj, const std::string& ns) const {
@@ -166,10 +231,10 @@ struct Evaluation::Impl {
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
 
-  void push(const Rule& rule, Finding f) {
+  void push(const Rule& rule, const RuleSettings& settings, Finding f) {
     if (!wanted(f.object.id)) return;
     f.rule = rule.info().id;
-    f.severity = config.rule(f.rule).severity;
+    f.severity = settings.severity;
     if (auto it = exemptions.find(f.object.id); it != exemptions.end()) {
       if (auto why = it->second.suppresses(f.rule, f.pointer)) {
         f.suppressed = true;
@@ -193,24 +258,20 @@ struct Evaluation::Impl {
     return d;
   }
 
+  void push(uint32_t rule, Finding f) { push(*plan->rules()[rule], plan->settings(rule), std::move(f)); }
+
   void collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const;
-  void precheck(const Object& obj, Precheck& out, Shard* shard) const;
-  // Whether `add` leaves rule i to the precheck.
-  [[nodiscard]] bool checked_ahead(size_t i, const Precheck& p) const {
-    return !states[i] || (p.sharded && states[i]->mergeable());
-  }
 };
 
 namespace {
 
-// Findings of `check` go to `out` (the object's precheck), pushed by Evaluation::add once the
-// object has its id.
+// Findings of `check` go to `out`, pushed once the object has its id and exemptions (checks may
+// run on another thread, ahead of `add`).
 class CheckCtx final : public CheckContext {
  public:
-  CheckCtx(const Evaluation::Impl& impl, const Rule& rule, RuleState* state, const Object& obj, const ObjectRef& ref,
-           std::vector<std::pair<const Rule*, Finding>>& out)
-      : impl_(impl), rule_(rule), state_(state), obj_(obj), ref_(ref), out_(out) {}
-  const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
+  CheckCtx(const Evaluation::Impl& impl, uint32_t rule, RuleState* state, const Object& obj, const ObjectRef& ref, CheckFindings& out)
+      : impl_(impl), index_(rule), settings_(impl.plan->settings(rule)), state_(state), obj_(obj), ref_(ref), out_(out) {}
+  const Params& params() const override { return settings_.params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
   const std::string& namespace_of_object() const override { return ref_.namespace_(); }
@@ -221,27 +282,28 @@ class CheckCtx final : public CheckContext {
     f.pos = obj_.position_of(pointer);
     f.pointer = std::move(pointer);
     f.fix = std::move(fix);
-    out_.emplace_back(&rule_, std::move(f));
+    out_.emplace_back(index_, std::move(f));
   }
   ObjectRef ref() const override { return ref_; }
   Pos position_of(std::string_view pointer) const override { return obj_.position_of(pointer); }
 
  private:
   const Evaluation::Impl& impl_;
-  const Rule& rule_;
+  uint32_t index_;
+  const RuleSettings& settings_;
   RuleState* state_;
   const Object& obj_;
   const ObjectRef& ref_;
-  std::vector<std::pair<const Rule*, Finding>>& out_;
+  CheckFindings& out_;
 };
 
 // Findings of `finish` go to `out`, pushed in rule order once the rule is done (rules may finish
 // on several threads).
 class FinishCtx final : public FinishContext {
  public:
-  FinishCtx(const Evaluation::Impl& impl, const Rule& rule, RuleState* state, std::vector<Finding>& out)
-      : impl_(impl), rule_(rule), state_(state), out_(out) {}
-  const Params& params() const override { return impl_.config.rule(rule_.info().id).params; }
+  FinishCtx(const Evaluation::Impl& impl, size_t rule, RuleState* state, std::vector<Finding>& out)
+      : impl_(impl), settings_(impl.plan->settings(rule)), state_(state), out_(out) {}
+  const Params& params() const override { return settings_.params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
   const Inventory& inventory() const override { return impl_.inventory; }
@@ -283,7 +345,7 @@ class FinishCtx final : public FinishContext {
 
  private:
   const Evaluation::Impl& impl_;
-  const Rule& rule_;
+  const RuleSettings& settings_;
   RuleState* state_;
   std::vector<Finding>& out_;
 };
@@ -340,21 +402,22 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
   if (!ex.ignores.empty() || !ex.exclusions.empty()) out.exemptions = std::move(ex);
 }
 
-void Evaluation::Impl::precheck(const Object& obj, Precheck& out, Shard* shard) const {
+void Evaluation::Impl::precheck(const Object& obj, Precheck& out, bool rules, Shard* shard) const {
   out.owner = this;
   out.sharded = shard != nullptr;
   out.ns = effective_namespace(obj, config);
   collect_exemptions(obj, out.ns, out);
   out.ref = make_ref(obj, out.ns);
-  for (size_t i : rules_for(obj)) {
+  if (!rules) return;
+  for (uint32_t i : plan->seeing(obj)) {
     if (!checked_ahead(i, out)) continue;  // in `add`, in input order
-    const Rule& rule = *enabled[i];
+    const Rule& rule = *plan->rules()[i];
     RuleState* state = nullptr;
-    if (states[i]) {
+    if (plan->has_state(i)) {
       if (!shard->states[i]) shard->states[i] = rule.make_state();
       state = shard->states[i].get();
     }
-    CheckCtx ctx(*this, rule, state, obj, out.ref, out.findings);
+    CheckCtx ctx(*this, i, state, obj, out.ref, out.findings);
     try {
       rule.check(obj, ctx);
     } catch (const std::exception& e) {
@@ -368,56 +431,79 @@ Evaluation::Evaluation(const Registry& registry, const Config& config, EvalOptio
 
 Evaluation::~Evaluation() = default;
 
+void Evaluation::Impl::check(const Object& obj, const ObjectRef& ref, const std::vector<bool>* only) {
+  CheckFindings found;
+  for (uint32_t i : plan->seeing(obj)) {
+    if (only && !(*only)[i]) continue;
+    const Rule& rule = *plan->rules()[i];
+    CheckCtx ctx(*this, i, state(i), obj, ref, found);
+    try {
+      rule.check(obj, ctx);
+    } catch (const std::exception& e) {
+      internal_error(rule, &obj, e.what());
+    }
+  }
+  for (auto& [i, f] : found) push(i, std::move(f));
+}
+
 void Evaluation::precheck(std::span<Object> objects, uint32_t first_id) const {
   const Impl& m = *impl_;
   auto shard = std::make_shared<Shard>();
-  shard->states.resize(m.enabled.size());
+  shard->states.resize(m.plan->rules().size());
+  const bool rules = !m.options.focus_on_added;  // focused evaluations check in finish()
   for (size_t k = 0; k < objects.size(); ++k) {
     Object& obj = objects[k];
     obj.id = first_id + static_cast<uint32_t>(k);
     auto p = std::make_shared<Precheck>();
-    m.precheck(obj, *p, shard.get());
+    m.precheck(obj, *p, rules, rules ? shard.get() : nullptr);
     obj.precheck = std::move(p);
   }
-  if (!objects.empty()) objects.back().precheck->shard = std::move(shard);
+  if (rules && !objects.empty()) objects.back().precheck->shard = std::move(shard);
 }
 
 uint32_t Evaluation::add(Object&& obj) {
   Impl& m = *impl_;
+  const bool focus = m.options.focus_on_added;
   const std::shared_ptr<Precheck> ahead = std::move(obj.precheck);
   Precheck here;
   // A precheck gave the object the id `add` gives it, and its states saw the objects before it.
   Precheck* pre = ahead && ahead->owner == &m && obj.id == m.next_id ? ahead.get() : &here;
   if (pre == &here) {
     obj.id = m.next_id;
-    m.precheck(obj, here, nullptr);
+    m.precheck(obj, here, !focus, nullptr);
   }
   ++m.next_id;
   ++m.objects;
   for (auto& d : pre->diagnostics) m.diagnostics.push_back(std::move(d));
   if (pre->exemptions) m.exemptions.emplace(obj.id, std::move(*pre->exemptions));
   if (obj.is_kubernetes_object()) m.checked.push_back(pre->ref);
-  for (size_t i : m.rules_for(obj)) {
-    if (m.checked_ahead(i, *pre)) continue;
-    const Rule& rule = *m.enabled[i];
-    CheckCtx ctx(m, rule, m.states[i].get(), obj, pre->ref, pre->findings);
-    try {
-      rule.check(obj, ctx);
-    } catch (const std::exception& e) {
-      m.internal_error(rule, &obj, e.what());
+  if (!focus) {
+    for (uint32_t i : m.plan->seeing(obj)) {
+      if (m.checked_ahead(i, *pre)) continue;
+      const Rule& rule = *m.plan->rules()[i];
+      CheckCtx ctx(m, i, m.state(i), obj, pre->ref, pre->findings);
+      try {
+        rule.check(obj, ctx);
+      } catch (const std::exception& e) {
+        m.internal_error(rule, &obj, e.what());
+      }
     }
+    for (auto& [i, f] : pre->findings) m.push(i, std::move(f));
+    if (pre->shard)
+      for (size_t i = 0; i < pre->shard->states.size(); ++i)
+        if (pre->shard->states[i]) m.state(i)->merge(*pre->shard->states[i]);
   }
-  for (auto& [rule, f] : pre->findings) m.push(*rule, std::move(f));
-  if (pre->shard)
-    for (size_t i = 0; i < m.states.size(); ++i)
-      if (pre->shard->states[i]) m.states[i]->merge(*pre->shard->states[i]);
-  const std::string& ns = pre->ns;
-  uint32_t id = obj.id;
-  if (obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind)) {
-    // A kept object's position index was grown node by node: a copy holds it without the
-    // vectors' spare capacity (unless other items of the same List share it).
-    if (obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
-    m.inventory.add(std::make_shared<const Object>(std::move(obj)), ns);
+  const bool keep = obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind);
+  const uint32_t id = obj.id;
+  // A kept object's position index was grown node by node: a copy holds it without the vectors'
+  // spare capacity (unless other items of the same List share it).
+  if (keep && obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
+  if (focus) {
+    auto shared = std::make_shared<const Object>(std::move(obj));
+    if (keep) m.inventory.add(shared, pre->ns);
+    m.pending.push_back({std::move(shared), std::move(pre->ref)});
+  } else if (keep) {
+    m.inventory.add(std::make_shared<const Object>(std::move(obj)), pre->ns);
   }
   return id;
 }
@@ -430,6 +516,13 @@ const Inventory& Evaluation::inventory() const { return impl_->inventory; }
 
 Result Evaluation::finish() {
   Impl& m = *impl_;
+  const size_t n = m.plan->rules().size();
+  std::vector<bool> runs(n, !m.options.focus_on_added);
+  if (m.options.focus_on_added) {
+    for (const auto& p : m.pending)
+      for (uint32_t i : m.plan->reporting(*p.obj)) runs[i] = true;
+    for (const auto& p : m.pending) m.check(*p.obj, p.ref, &runs);
+  }
   // Each rule finishes on its own (it reads the inventory and its own state), so with `jobs`
   // threads they finish in parallel; their findings are pushed in rule order either way.
   struct Done {
@@ -437,10 +530,13 @@ Result Evaluation::finish() {
     std::optional<Diagnostic> error;
     bool ready = false;
   };
-  std::vector<Done> done(m.enabled.size());
+  std::vector<Done> done(n);
+  for (size_t i = 0; i < n; ++i)
+    if (runs[i]) m.state(i);  // made here, on this thread
   auto run = [&](size_t i) {
-    const Rule& rule = *m.enabled[i];
-    FinishCtx ctx(m, rule, m.states[i].get(), done[i].findings);
+    if (!runs[i]) return;
+    const Rule& rule = *m.plan->rules()[i];
+    FinishCtx ctx(m, i, m.states[i].get(), done[i].findings);
     try {
       rule.finish(ctx);
     } catch (const std::exception& e) {
@@ -449,13 +545,13 @@ Result Evaluation::finish() {
     m.states[i].reset();  // a rule's projection is done with once it has finished
   };
   auto collect = [&](size_t i) {
-    for (auto& f : done[i].findings) m.push(*m.enabled[i], std::move(f));
+    for (auto& f : done[i].findings) m.push(static_cast<uint32_t>(i), std::move(f));
     std::vector<Finding>().swap(done[i].findings);
     if (done[i].error) m.diagnostics.push_back(std::move(*done[i].error));
   };
-  const unsigned jobs = std::min<unsigned>(std::max(1u, m.options.jobs), static_cast<unsigned>(m.enabled.size()));
+  const unsigned jobs = static_cast<unsigned>(std::min<size_t>(std::max(1u, m.options.jobs), n));
   if (jobs <= 1) {
-    for (size_t i = 0; i < m.enabled.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       run(i);
       collect(i);
     }
@@ -466,7 +562,7 @@ Result Evaluation::finish() {
     std::mutex mu;
     std::condition_variable cv;
     auto worker = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < m.enabled.size();) {
+      for (size_t i; (i = next.fetch_add(1)) < n;) {
         run(i);
         {
           std::lock_guard lock(mu);
@@ -478,7 +574,7 @@ Result Evaluation::finish() {
     std::vector<std::thread> threads;
     for (unsigned t = 1; t < jobs; ++t) threads.emplace_back(worker);
     worker();
-    for (size_t i = 0; i < m.enabled.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
       {
         std::unique_lock lock(mu);
         cv.wait(lock, [&] { return done[i].ready; });
@@ -489,6 +585,7 @@ Result Evaluation::finish() {
   }
   // Nothing reads the kept objects after the cross-object phase: free them before the findings
   // are sorted and reported (the peak of a large run).
+  m.pending.clear();
   m.inventory = Inventory();
   m.exemptions.clear();
   Result r;

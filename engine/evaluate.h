@@ -4,6 +4,7 @@
 // The linter adds every object of its input and finishes once; the webhook adds the one admitted
 // object over a base inventory (the cluster state) with that object in focus.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -21,12 +22,19 @@ namespace gpuguard::engine {
 inline constexpr std::string_view kIgnoreAnnotation = "gpuguard.io/ignore";
 inline constexpr std::string_view kIgnoreReasonAnnotation = "gpuguard.io/ignore-reason";
 
+class Plan;
+
 struct EvalOptions {
   bool complete = false;                    // the input is the whole cluster (or scope)
   std::shared_ptr<const Inventory> base;    // objects already known (the webhook's state)
   bool focus_on_added = false;              // report only on objects added to this evaluation
   std::set<std::string> only_rules;         // when not empty, run only these rules
   unsigned jobs = 1;                        // threads for the rules' `finish` (`lint --jobs`)
+  // The plan of this registry and config, built once and shared by many evaluations (the
+  // webhook's requests). Its rules are the ones that run: only_rules may then be left empty (if
+  // given, it must be the plan's). Null, or one made for another registry, config or rule set:
+  // the evaluation builds its own.
+  std::shared_ptr<const Plan> plan = nullptr;  // (an initializer: aggregate initializations leave it out)
 };
 
 struct Result {
@@ -44,6 +52,54 @@ struct Result {
 [[nodiscard]] std::set<KindRef> kinds_read(const Registry& registry, const Config& config);
 // Every kind an enabled rule checks, reads or observes, except "*" (what `gpuguard audit` lists).
 [[nodiscard]] std::set<KindRef> kinds_audited(const Registry& registry, const Config& config);
+
+// What an evaluation needs that depends only on the registry, the config and the rule subset:
+// the enabled rules with their settings, which of them see each kind in `check`, which may report
+// on each kind, and the kinds the inventory keeps. Immutable, so one plan serves every request of
+// the webhook at once. It refers to the registry and the config: they must outlive it.
+class Plan {
+ public:
+  Plan(const Registry& registry, const Config& config, std::set<std::string> only_rules = {});
+
+  [[nodiscard]] const Registry& registry() const { return registry_; }
+  [[nodiscard]] const Config& config() const { return config_; }
+  [[nodiscard]] const std::set<std::string>& only_rules() const { return only_rules_; }
+  // The enabled rules (only_rules among them), in registry order, and their settings.
+  [[nodiscard]] const std::vector<const Rule*>& rules() const { return rules_; }
+  [[nodiscard]] const RuleSettings& settings(size_t i) const { return *settings_[i]; }
+  // The rules whose `check` sees an object: those that check, read or observe its kind, those of
+  // every kind, and every rule for a document that is not a Kubernetes object. Indices into
+  // rules(), ascending.
+  [[nodiscard]] const std::vector<uint32_t>& seeing(const Object& obj) const;
+  // The rules that may report on an object: those whose `checks` name its kind or "*", and those
+  // that declare no kind; every rule for a document that is not a Kubernetes object.
+  [[nodiscard]] const std::vector<uint32_t>& reporting(const Object& obj) const;
+  // Whether `checks` of a rule covers a kind (what `reporting` is built from).
+  [[nodiscard]] static bool may_report_on(const RuleInfo& info, std::string_view group, std::string_view kind);
+  // The kinds the rules read (what an inventory keeps).
+  [[nodiscard]] const std::shared_ptr<const KindSet>& kinds_read() const { return kinds_read_; }
+  // Whether rule i keeps a state (make_state() is not null), and whether that state can be merged
+  // (RuleState::mergeable: `lint --jobs` checks it on the parsing threads).
+  [[nodiscard]] bool has_state(size_t i) const { return state_kind_[i] != StateKind::none; }
+  [[nodiscard]] bool mergeable(size_t i) const { return state_kind_[i] == StateKind::mergeable; }
+
+ private:
+  struct Lists {
+    std::vector<uint32_t> seeing, reporting;
+  };
+  const Registry& registry_;
+  const Config& config_;
+  std::set<std::string> only_rules_;
+  std::vector<const Rule*> rules_;
+  std::vector<const RuleSettings*> settings_;
+  std::map<std::string, std::map<std::string, Lists, std::less<>>, std::less<>> by_kind_;  // group → kind → lists
+  Lists other_kind_;  // a kind no rule names
+  Lists all_;         // not a Kubernetes object
+  std::shared_ptr<const KindSet> kinds_read_;
+  enum class StateKind : uint8_t { none, ordered, mergeable };
+  std::vector<StateKind> state_kind_;
+  [[nodiscard]] const Lists& lists(const Object& obj) const;
+};
 
 class Evaluation {
  public:

@@ -22,7 +22,7 @@ Inventory Inventory::layered(std::shared_ptr<const Inventory> base) {
 }
 
 bool Inventory::keeps(std::string_view group, std::string_view kind) const {
-  return kept_.count(KindRef{std::string(group), std::string(kind)}) > 0;
+  return kept_ && kept_->contains(KindLess::View{group, kind});
 }
 
 void Inventory::add(std::shared_ptr<const Object> obj, std::string effective_namespace) {
@@ -72,7 +72,7 @@ std::vector<const Object*> Inventory::list(std::string_view group, std::string_v
       if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, base_->namespace_of(*o), name})) out.push_back(o);
     }
   }
-  auto it = by_kind_.find(KindRef{std::string(group), std::string(kind)});
+  auto it = by_kind_.find(KindLess::View{group, kind});
   if (it != by_kind_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }

@@ -19,10 +19,24 @@
 
 namespace gpuguard::engine {
 
+// Orders kinds as KindRef does, and finds them by {group, kind} views without building strings.
+struct KindLess {
+  using is_transparent = void;
+  using View = std::pair<std::string_view, std::string_view>;
+  static View view(const KindRef& k) { return {k.group, k.kind}; }
+  static View view(const View& k) { return k; }
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const { return view(a) < view(b); }
+};
+using KindSet = std::set<KindRef, KindLess>;
+
 class Inventory {
  public:
   Inventory() = default;
-  explicit Inventory(std::set<KindRef> kept_kinds) : kept_(std::move(kept_kinds)) {}
+  explicit Inventory(const std::set<KindRef>& kept_kinds)
+      : kept_(std::make_shared<const KindSet>(kept_kinds.begin(), kept_kinds.end())) {}
+  // Kinds shared with other inventories (an evaluation plan's), not copied.
+  explicit Inventory(std::shared_ptr<const KindSet> kept_kinds) : kept_(std::move(kept_kinds)) {}
   // A layer over `base`: look-ups see the base's objects except those replaced or removed here.
   static Inventory layered(std::shared_ptr<const Inventory> base);
 
@@ -70,9 +84,9 @@ class Inventory {
   [[nodiscard]] bool hidden_from_base(const Key& k) const;
 
   std::shared_ptr<const Inventory> base_;
-  std::set<KindRef> kept_;
+  std::shared_ptr<const KindSet> kept_;  // never null but in a default-constructed inventory
   std::unordered_map<Key, Entry, KeyHash> by_name_;
-  std::map<KindRef, std::vector<const Object*>> by_kind_;  // insertion order (owned by by_name_)
+  std::map<KindRef, std::vector<const Object*>, KindLess> by_kind_;  // insertion order (owned by by_name_)
   std::unordered_map<Key, std::vector<const Object*>, KeyHash> by_namespace_;  // {group, kind, ns, ""} → objects
   std::unordered_map<Key, bool, KeyHash> shadowed_;  // base keys replaced or removed in this layer
   std::unordered_map<const Object*, std::string> ns_of_;

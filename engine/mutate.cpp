@@ -10,16 +10,36 @@ bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool c
   return settings.mutate_templates && !pod_templates(obj).empty();
 }
 
+namespace {
+
+std::set<std::string> fixable_rules(const Registry& registry, const Config& config, const std::set<std::string>& only_rules) {
+  std::set<std::string> fixable;
+  for (const Rule* r : registry.rules())
+    if (r->info().has_fix && config.rule(r->info().id).enabled && (only_rules.empty() || only_rules.count(r->info().id)))
+      fixable.insert(r->info().id);
+  return fixable;
+}
+
+}  // namespace
+
+std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config, const std::set<std::string>& only_rules) {
+  std::set<std::string> fixable = fixable_rules(registry, config, only_rules);
+  if (fixable.empty()) return nullptr;
+  return std::make_shared<const Plan>(registry, config, std::move(fixable));
+}
+
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
   MutateResult out;
   out.object = original.body;
+  // A plan of mutation_plan() names the fixable rules; without one, they are found here.
+  const bool planned = options.plan && &options.plan->registry() == &registry && &options.plan->config() == &config &&
+                       !options.plan->only_rules().empty();
   std::set<std::string> fixable;
-  for (const Rule* r : registry.rules())
-    if (r->info().has_fix && config.rule(r->info().id).enabled &&
-        (options.only_rules.empty() || options.only_rules.count(r->info().id)))
-      fixable.insert(r->info().id);
-  if (fixable.empty()) return out;
+  if (!planned) {
+    fixable = fixable_rules(registry, config, options.only_rules);
+    if (fixable.empty()) return out;
+  }
 
   for (int round = 0; round < options.max_rounds; ++round) {
     Object current;
@@ -41,7 +61,8 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     eo.complete = options.complete;
     eo.base = options.base;
     eo.focus_on_added = true;
-    eo.only_rules = fixable;
+    if (planned) eo.plan = options.plan;  // its rule set: the fixable rules
+    else eo.only_rules = fixable;
     Evaluation eval(registry, config, eo);
     eval.add(std::move(current));
     Result r = eval.finish();

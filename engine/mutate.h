@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/config.h"
+#include "engine/evaluate.h"
 #include "engine/inventory.h"
 #include "engine/registry.h"
 
@@ -21,6 +22,9 @@ struct MutateOptions {
   bool complete = false;
   std::set<std::string> only_rules;       // when not empty, apply only these rules' fixes
   int max_rounds = 8;
+  // From mutation_plan() of the same registry, config and only_rules, built once by a caller that
+  // mutates many objects (the webhook); null: each round's evaluation builds its own.
+  std::shared_ptr<const Plan> plan;
 };
 
 struct MutateResult {
@@ -34,6 +38,11 @@ struct MutateResult {
 // of a pod's spec is immutable afterwards; mirror pods never), controllers' pod templates only
 // when the config asks for it (GitOps tools would see drift).
 [[nodiscard]] bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool create);
+
+// The evaluation plan of the rules whose fixes mutate() applies (enabled, with a fix, and in
+// only_rules if it is given); null when there are none.
+[[nodiscard]] std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config,
+                                                        const std::set<std::string>& only_rules = {});
 
 [[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                                   const MutateOptions& options = {});

@@ -176,7 +176,11 @@ FindingKey key_of(const engine::Finding& f) { return {f.rule, f.pointer, f.messa
 }  // namespace
 
 Admission::Admission(const engine::Registry& registry, std::shared_ptr<const engine::Config> config, Limits limits)
-    : registry_(registry), config_(std::move(config)), limits_(limits) {}
+    : registry_(registry),
+      config_(std::move(config)),
+      limits_(limits),
+      plan_(std::make_shared<const engine::Plan>(registry_, *config_)),
+      mutation_plan_(engine::mutation_plan(registry_, *config_)) {}
 
 Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_view content_type,
                          const std::shared_ptr<const engine::Inventory>& state, Outcome& outcome) const noexcept {
@@ -239,6 +243,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       engine::MutateOptions mo;
       mo.base = state;
       mo.complete = complete;
+      mo.plan = mutation_plan_;
       engine::MutateResult m = engine::mutate(obj, registry_, config, mo);
       for (const auto& d : m.diagnostics) outcome.rule_errors.emplace_back(rule_of(d.message), d.message);
       if (m.patch.empty()) return allow("allowed");
@@ -261,6 +266,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       eo.complete = complete;
       eo.base = state;
       eo.focus_on_added = true;
+      eo.plan = plan_;
       engine::Evaluation eval(registry_, config, eo);
       eval.add(to_object(body, r));
       return eval.finish();

@@ -17,6 +17,10 @@
 #include "engine/registry.h"
 #include "engine/rule.h"
 
+namespace gpuguard::engine {
+class Plan;
+}
+
 namespace gpuguard::webhook {
 
 enum class Endpoint : uint8_t { validate, mutate };
@@ -65,6 +69,9 @@ class Admission {
   const engine::Registry& registry_;
   std::shared_ptr<const engine::Config> config_;
   Limits limits_;
+  // What depends only on the registry and the config, built once for every request.
+  std::shared_ptr<const engine::Plan> plan_;           // every enabled rule (/validate)
+  std::shared_ptr<const engine::Plan> mutation_plan_;  // the fixable ones (/mutate); null: none
 };
 
 // "spec.containers[0].resources.requests[nvidia.com/gpu]" for a JSON pointer.
