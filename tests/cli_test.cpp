@@ -185,4 +185,68 @@ TEST_CASE("gpuguard mutate: Pods by default, controllers' templates with --templ
   CHECK(test::run({"mutate", "--no-config", "-"}, "a: [1\n").exit_code == 2);
 }
 
+TEST_CASE("--jobs: a large run split across threads reports byte for byte what one thread reports") {
+  // One file over 8 MiB (parsed in parts by several threads), with what the cross-object rules
+  // gather across parts (LimitRanges, quotas, PriorityClasses, PodGroups, namespaces), objects in
+  // Lists, ignore annotations and broken documents, plus small files around it.
+  test::TempDir dir;
+  std::string big;
+  for (int i = 0; i < 6000; ++i) {
+    const std::string ns = "team-" + std::to_string(i % 37);
+    const std::string n = std::to_string(i);
+    switch (i % 6) {
+      case 0:
+        big += "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d" + n + ", namespace: " + ns + "}\nspec:\n  replicas: 2\n"
+               "  template:\n    spec:\n      priorityClassName: p" + std::to_string(i % 5) + "\n      containers:\n"
+               "      - {name: a, image: x, resources: {limits: {nvidia.com/gpu: " + std::to_string(1 + i % 8) + "}}}\n"
+               "      - {name: log, image: y}\n";
+        break;
+      case 1:
+        big += "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: l" + n + ", namespace: " + ns + "}\nspec:\n  limits:\n"
+               "  - {type: Container, default: {nvidia.com/gpu: 1}, max: {nvidia.com/gpu: 8}}\n";
+        break;
+      case 2:
+        big += "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: g" + n + ", namespace: " + ns +
+               "}\nspec: {minMember: 3, queue: q" + std::to_string(i % 4) + "}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n"
+               "  name: p" + n + "\n  namespace: " + ns + "\n  annotations: {scheduling.k8s.io/group-name: g" + n + "}\n"
+               "spec: {schedulerName: volcano, containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 2}}}]}\n";
+        break;
+      case 3:
+        big += "---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: q" + n +
+               ", namespace: " + ns + "}\n  spec: {hard: {nvidia.com/gpu: " + std::to_string(i % 9) + "}}\n"
+               "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: i" + n + "\n    namespace: " + ns +
+               "\n    annotations: {gpuguard.io/ignore: gpu-toleration-missing}\n"
+               "  spec: {containers: [{name: c, image: x, resources: {requests: {nvidia.com/gpu: 1}}}]}\n";
+        break;
+      case 4:
+        big += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: p" + std::to_string(i % 7) + "}\nvalue: " + n + "\n";
+        break;
+      default:
+        big += i % 1200 == 5 ? "---\nkind: [broken\n" : "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: " + ns + "}\n";
+    }
+    big += "# " + std::string(1200, 'x') + "\n";
+  }
+  REQUIRE(big.size() > (8u << 20));
+  test::write_file(dir.path() / "a.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: first}\n");
+  test::write_file(dir.path() / "b.yaml", big);
+  test::write_file(dir.path() / "c.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: team-1}\n"
+                                          "spec: {containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]}\n");
+  for (const char* format : {"json", "text"}) {
+    CAPTURE(format);
+    auto lint = [&](const char* jobs) {
+      return test::run({"lint", "--no-config", "--complete", "--show-suppressed", "--format", format, "--jobs", jobs, "."}, "", dir.path());
+    };
+    const auto one = lint("1");
+    CHECK(one.exit_code == 2);  // the broken documents
+    CHECK(one.out.size() > 100000);
+    for (const char* jobs : {"2", "3", "8"}) {
+      CAPTURE(jobs);
+      const auto many = lint(jobs);
+      CHECK(many.exit_code == one.exit_code);
+      CHECK(many.out == one.out);
+      CHECK(many.err == one.err);
+    }
+  }
+}
+
 }  // TEST_SUITE

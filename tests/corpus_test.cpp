@@ -61,6 +61,13 @@ TEST_CASE("lint over ../shared/corpus finds exactly the recorded findings") {
     args.push_back((*shared / "corpus").string());
     auto r = test::run(args);
     CHECK_MESSAGE((r.exit_code == 0 || r.exit_code == 1), "exit " << r.exit_code << "\n" << r.err);
+    // The same report whatever the number of threads (checks on the parsing threads, states
+    // merged, rules finishing in parallel).
+    for (const char* jobs : {"1", "3"}) {
+      std::vector<std::string> with_jobs = args;
+      with_jobs.insert(with_jobs.begin() + 1, {"--jobs", jobs});
+      CHECK_MESSAGE(test::run(with_jobs).out == r.out, "--jobs " << jobs << " reports differently");
+    }
     json doc = json::parse(r.out);
     // Every file of the corpus parses: a parse error would be a defect of the loader.
     for (const auto& d : doc["diagnostics"]) FAIL_CHECK(d.dump());
