@@ -201,7 +201,7 @@ void append_json(std::string& out, const json& v) {
 // The body of an answer: what json::dump(-1, ' ', false, replace) gives, faster.
 std::string encode(const json& v) {
   std::string out;
-  out.reserve(512);
+  out.reserve(2048);  // a denial or a few warnings, without regrowing
   append_json(out, v);
   return out;
 }
