@@ -146,25 +146,39 @@ engine::Object to_object(json body, const Review& r) {
   return o;
 }
 
-// Appends a JSON string as dump(-1, ' ', false, replace) writes it: printable ASCII without quotes
-// or backslashes (our messages, ids, base64 patches) is copied as is; anything else goes through
-// nlohmann (escapes, UTF-8 checks) — the same bytes, without a per-character state machine for
-// the common case.
+// Appends a JSON string as dump(-1, ' ', false, replace) writes it. ASCII (our messages, ids, base64
+// patches) is escaped here as nlohmann escapes it (\" \\ \b \f \n \r \t, other control characters
+// as \u00xx, DEL as is); a string with any other byte goes through nlohmann (UTF-8 checks) — the
+// same bytes, without a per-character state machine for the common case.
 void append_string(std::string& out, const std::string& s) {
-  bool plain = true;
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u >= 0x7F || c == '"' || c == '\\') {
-      plain = false;
-      break;
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out.append(s, run, i - run);
+    run = i + 1;
+    switch (u) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[u >> 4];
+        out += kHex[u & 0xF];
     }
   }
-  if (!plain) {
-    out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-    return;
-  }
-  out += '"';
-  out += s;
+  out.append(s, run, std::string::npos);
   out += '"';
 }
 

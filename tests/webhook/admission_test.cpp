@@ -348,7 +348,9 @@ TEST_CASE("answers are written byte for byte as nlohmann's dump writes them") {
   json mixed = gpu_pod(true);
   mixed["spec"].erase("priorityClassName");
   mixed["spec"].erase("nodeSelector");
-  for (const std::string uid : {"u-1", "quote\" back\\ ctl\u0001 tab\t é ✓ \u007f"}) {
+  std::string ascii(1, 'a');  // every ASCII byte, NUL included
+  for (int c = 0; c < 0x80; ++c) ascii += static_cast<char>(c);
+  for (const std::string& uid : {std::string("u-1"), std::string("quote\" back\\ ctl\u0001 tab\t é ✓ \u007f"), ascii}) {
     for (const json& object : {gpu_pod(true), bad, mixed}) {
       json r = review(object);
       r["request"]["uid"] = uid;
