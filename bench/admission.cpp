@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      if (i == 0 && std::getenv("BENCH_PRINT")) std::fprintf(stderr, "%s\n", a.body.c_str());
     }
     std::sort(us.begin(), us.end());
     std::printf("/%-9s %zu objects of state: p50 %.1f µs, p99 %.1f µs over %d calls\n", name, state.objects,

@@ -308,6 +308,7 @@ class FinishCtx final : public FinishContext {
   RuleState* state() override { return state_; }
   const Inventory& inventory() const override { return impl_.inventory; }
   void report(const Object& obj, std::string pointer, std::string message, std::optional<json> fix) override {
+    if (!impl_.wanted(obj.id)) return;  // out of focus: not even its identity is built
     Finding f;
     f.message = std::move(message);
     f.object = impl_.make_ref(obj, impl_.inventory.namespace_of(obj));

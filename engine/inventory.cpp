@@ -16,7 +16,10 @@ size_t Inventory::KeyHash::operator()(const Key& k) const {
 
 Inventory Inventory::layered(std::shared_ptr<const Inventory> base) {
   Inventory inv;
-  if (base) inv.kept_ = base->kept_;
+  if (base) {
+    inv.kept_ = base->kept_;
+    inv.id_offset_ = base->next_id();
+  }
   inv.base_ = std::move(base);
   return inv;
 }
@@ -31,21 +34,44 @@ void Inventory::add(std::shared_ptr<const Object> obj, std::string effective_nam
   std::string name = obj->name.empty() ? "#" + std::to_string(obj->id) : obj->name;
   Key key{obj->gvk.group, obj->gvk.kind, effective_namespace, name};
   if (base_ && base_->find(key.group, key.kind, key.ns, key.name)) shadowed_[key] = true;
-  ns_of_[obj.get()] = effective_namespace;
+  const Object* added = obj.get();
   auto it = by_name_.find(key);
   if (it != by_name_.end()) {
     // Replaced in place: the lists keep its position (a later `kubectl apply` of the same object).
     const Object* old = it->second.obj.get();
-    ns_of_.erase(old);
-    std::replace(by_kind_[KindRef{key.group, key.kind}].begin(), by_kind_[KindRef{key.group, key.kind}].end(), old, obj.get());
+    clear_ns(old);
+    std::replace(by_kind_[KindRef{key.group, key.kind}].begin(), by_kind_[KindRef{key.group, key.kind}].end(), old, added);
     auto& in_ns = by_namespace_[Key{key.group, key.kind, key.ns, ""}];
-    std::replace(in_ns.begin(), in_ns.end(), old, obj.get());
+    std::replace(in_ns.begin(), in_ns.end(), old, added);
     it->second = Entry{std::move(obj), std::move(effective_namespace), ++seq_};
+    set_ns(added, &it->second.ns);
     return;
   }
-  by_kind_[KindRef{key.group, key.kind}].push_back(obj.get());
-  by_namespace_[Key{key.group, key.kind, key.ns, ""}].push_back(obj.get());
-  by_name_.emplace(key, Entry{std::move(obj), std::move(effective_namespace), ++seq_});
+  by_kind_[KindRef{key.group, key.kind}].push_back(added);
+  by_namespace_[Key{key.group, key.kind, key.ns, ""}].push_back(added);
+  auto placed = by_name_.emplace(key, Entry{std::move(obj), std::move(effective_namespace), ++seq_}).first;
+  set_ns(added, &placed->second.ns);  // unordered_map nodes stay where they are
+}
+
+void Inventory::set_ns(const Object* obj, const std::string* ns) {
+  if (obj->id >= id_offset_) {
+    size_t i = obj->id - id_offset_;
+    if (i < ns_by_id_.size() || i < std::max<size_t>(4096, 4 * by_name_.size())) {
+      if (i >= ns_by_id_.size()) ns_by_id_.resize(i + 1);
+      if (!ns_by_id_[i].obj) {  // two objects of one id (never from the engine) share the map
+        ns_by_id_[i] = Slot{obj, ns};
+        return;
+      }
+    }
+  }
+  ns_other_[obj] = ns;
+}
+
+void Inventory::clear_ns(const Object* obj) {
+  if (obj->id >= id_offset_ && obj->id - id_offset_ < ns_by_id_.size() && ns_by_id_[obj->id - id_offset_].obj == obj)
+    ns_by_id_[obj->id - id_offset_] = Slot{};
+  else
+    ns_other_.erase(obj);
 }
 
 void Inventory::remove(std::string_view group, std::string_view kind, std::string_view ns, std::string_view name) {
@@ -54,7 +80,7 @@ void Inventory::remove(std::string_view group, std::string_view kind, std::strin
   auto it = by_name_.find(key);
   if (it == by_name_.end()) return;
   const Object* gone = it->second.obj.get();
-  ns_of_.erase(gone);
+  clear_ns(gone);
   std::erase(by_kind_[KindRef{key.group, key.kind}], gone);
   std::erase(by_namespace_[Key{key.group, key.kind, key.ns, ""}], gone);
   by_name_.erase(it);
@@ -102,8 +128,14 @@ const Object* Inventory::find(std::string_view group, std::string_view kind, std
 }
 
 const std::string& Inventory::namespace_of(const Object& obj) const {
-  auto it = ns_of_.find(&obj);
-  if (it != ns_of_.end()) return it->second;
+  if (obj.id >= id_offset_ && obj.id - id_offset_ < ns_by_id_.size()) {
+    const Slot& slot = ns_by_id_[obj.id - id_offset_];
+    if (slot.obj == &obj) return *slot.ns;
+  }
+  if (!ns_other_.empty()) {
+    auto it = ns_other_.find(&obj);
+    if (it != ns_other_.end()) return *it->second;
+  }
   if (base_) return base_->namespace_of(obj);
   return obj.namespace_;
 }

@@ -37,6 +37,11 @@ class Inventory {
       : kept_(std::make_shared<const KindSet>(kept_kinds.begin(), kept_kinds.end())) {}
   // Kinds shared with other inventories (an evaluation plan's), not copied.
   explicit Inventory(std::shared_ptr<const KindSet> kept_kinds) : kept_(std::move(kept_kinds)) {}
+  // Moved, never copied (its namespace slots point into its own entries).
+  Inventory(Inventory&&) = default;
+  Inventory& operator=(Inventory&&) = default;
+  Inventory(const Inventory&) = delete;
+  Inventory& operator=(const Inventory&) = delete;
   // A layer over `base`: look-ups see the base's objects except those replaced or removed here.
   static Inventory layered(std::shared_ptr<const Inventory> base);
 
@@ -89,7 +94,19 @@ class Inventory {
   std::map<KindRef, std::vector<const Object*>, KindLess> by_kind_;  // insertion order (owned by by_name_)
   std::unordered_map<Key, std::vector<const Object*>, KeyHash> by_namespace_;  // {group, kind, ns, ""} → objects
   std::unordered_map<Key, bool, KeyHash> shadowed_;  // base keys replaced or removed in this layer
-  std::unordered_map<const Object*, std::string> ns_of_;
+  // The effective namespace of each kept object (the string in its Entry), found by its id: ids
+  // are dense (documents in input order; a layer's continue after its base's), so a vector slot
+  // per id, checked against the object, is one look-up where rules list thousands of objects.
+  // Ids far outside the dense range go to the map.
+  struct Slot {
+    const Object* obj = nullptr;
+    const std::string* ns = nullptr;
+  };
+  std::vector<Slot> ns_by_id_;  // index: id - id_offset_
+  uint32_t id_offset_ = 0;
+  std::unordered_map<const Object*, const std::string*> ns_other_;
+  void set_ns(const Object* obj, const std::string* ns);
+  void clear_ns(const Object* obj);
   uint64_t seq_ = 0;
   uint32_t next_id_ = 0;
   bool complete_ = false;

@@ -125,9 +125,13 @@ std::optional<std::string> decode(const json& doc, Review& r) {
   return std::nullopt;
 }
 
+// Moves an object out of the parsed review, which is read once: the review is the handler's own
+// non-const document (decode only hands out const pointers into it), so no copy of the tree.
+json take(const json* in_review) { return std::move(*const_cast<json*>(in_review)); }
+
 // An admitted object as the engine sees it.
-engine::Object to_object(const json& body, const Review& r) {
-  engine::Object o = engine::object_from_json(body);
+engine::Object to_object(json body, const Review& r) {
+  engine::Object o = engine::object_from_json(std::move(body));
   if (!o.is_kubernetes_object()) {
     // No TypeMeta in the object: take it from request.kind.
     auto g = engine::string_at(r.request_kind, "group").value_or("");
@@ -140,6 +144,80 @@ engine::Object to_object(const json& body, const Review& r) {
   }
   if (o.namespace_.empty() && !o.cluster_scoped()) o.namespace_ = r.namespace_;
   return o;
+}
+
+// Appends a JSON string as dump(-1, ' ', false, replace) writes it. ASCII (our messages, ids, base64
+// patches) is escaped here as nlohmann escapes it (\" \\ \b \f \n \r \t, other control characters
+// as \u00xx, DEL as is); a string with any other byte goes through nlohmann (UTF-8 checks) — the
+// same bytes, without a per-character state machine for the common case.
+void append_string(std::string& out, const std::string& s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    if (u >= 0x20 && u != '"' && u != '\\') continue;
+    out.append(s, run, i - run);
+    run = i + 1;
+    switch (u) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[u >> 4];
+        out += kHex[u & 0xF];
+    }
+  }
+  out.append(s, run, std::string::npos);
+  out += '"';
+}
+
+void append_json(std::string& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, item] : v.items()) {
+        if (!first) out += ',';
+        first = false;
+        append_string(out, key);
+        out += ':';
+        append_json(out, item);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i) out += ',';
+        append_json(out, v[i]);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string: append_string(out, v.get_ref<const std::string&>()); return;
+    case json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return;
+    default: out += v.dump(-1, ' ', false, json::error_handler_t::replace); return;  // numbers, null
+  }
+}
+
+// The body of an answer: what json::dump(-1, ' ', false, replace) gives, faster.
+std::string encode(const json& v) {
+  std::string out;
+  out.reserve(2048);  // a denial or a few warnings, without regrowing
+  append_json(out, v);
+  return out;
 }
 
 json response_envelope(const Review& r, json response) {
@@ -196,7 +274,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
     json response = {{"allowed", allowed}};
     if (!allowed) response["status"] = {{"code", 500}, {"reason", "InternalError"}, {"message", "gpuguard: internal error: " + what}};
     try {
-      return Answer{200, response_envelope(r, std::move(response)).dump(-1, ' ', false, json::error_handler_t::replace)};
+      return Answer{200, encode(response_envelope(r, std::move(response)))};
     } catch (...) {
       return Answer{500, "{\"error\":\"internal error\"}"};
     }
@@ -230,7 +308,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
     const bool complete = state && state->complete();
     auto allow = [&](std::string decision) {
       outcome.decision = std::move(decision);
-      return Answer{200, response_envelope(r, json{{"allowed", true}}).dump(-1, ' ', false, json::error_handler_t::replace)};
+      return Answer{200, encode(response_envelope(r, json{{"allowed", true}}))};
     };
 
     // Subresources (status, scale, exec, ...) and CONNECT are not the objects the rules read.
@@ -238,7 +316,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
 
     if (endpoint == Endpoint::mutate) {
       if (r.operation != "CREATE" && r.operation != "UPDATE") return allow("skipped");
-      engine::Object obj = to_object(*r.object, r);
+      engine::Object obj = to_object(take(r.object), r);
       if (!engine::mutation_applies(obj, config.webhook, r.operation == "CREATE")) return allow("skipped");
       engine::MutateOptions mo;
       mo.base = state;
@@ -255,20 +333,20 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         f.message = "fix applied";
         outcome.findings.push_back(std::move(f));
       }
-      return Answer{200, response_envelope(r, std::move(response)).dump(-1, ' ', false, json::error_handler_t::replace)};
+      return Answer{200, encode(response_envelope(r, std::move(response)))};
     }
 
     // Validation.
     std::vector<engine::Finding> findings;
     std::vector<engine::Diagnostic> diagnostics;
-    auto evaluate = [&](const json& body) {
+    auto evaluate = [&](json body) {
       engine::EvalOptions eo;
       eo.complete = complete;
       eo.base = state;
       eo.focus_on_added = true;
       eo.plan = plan_;
       engine::Evaluation eval(registry_, config, eo);
-      eval.add(to_object(body, r));
+      eval.add(to_object(std::move(body), r));
       return eval.finish();
     };
 
@@ -302,11 +380,11 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         }
       for (auto& d : after.diagnostics) diagnostics.push_back(std::move(d));
     } else {
-      engine::Result now = evaluate(*r.object);
+      engine::Result now = evaluate(take(r.object));
       findings = std::move(now.findings);
       diagnostics = std::move(now.diagnostics);
       if (r.operation == "UPDATE" && config.webhook.new_findings_only) {
-        engine::Result before = evaluate(*r.old_object);
+        engine::Result before = evaluate(take(r.old_object));
         std::set<FindingKey> had;
         for (const auto& f : before.findings) had.insert(key_of(f));
         std::erase_if(findings, [&](const engine::Finding& f) { return had.count(key_of(f)) > 0; });
@@ -364,7 +442,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       }
       response["warnings"] = std::move(list);
     }
-    return Answer{200, response_envelope(r, std::move(response)).dump(-1, ' ', false, json::error_handler_t::replace)};
+    return Answer{200, encode(response_envelope(r, std::move(response)))};
   } catch (const std::exception& e) {
     return failed(e.what());
   } catch (...) {

@@ -514,18 +514,17 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
       rt.metrics_.duration(name, seconds);
       rt.metrics_.request(name, outcome.operation, outcome.kind, outcome.decision);
       const engine::Config& config = snap.admission->config();
-      json rules = json::array();
-      for (const auto& f : outcome.findings) {
-        rules.push_back(f.rule);
-        if (endpoint == Endpoint::validate)
+      if (endpoint == Endpoint::validate)
+        for (const auto& f : outcome.findings)
           rt.metrics_.finding(f.rule, engine::to_string(f.severity), engine::to_string(config.rule(f.rule).mode));
-      }
       for (const auto& [rule, e] : outcome.rule_errors) {
         rt.metrics_.rule_error(rule);
         rt.log_.write(Log::error, "rule failed", {{"uid", outcome.uid}, {"rule", rule}, {"error", e}});
       }
       Log::Level level = outcome.decision == "denied" ? Log::info : Log::debug;
       if (rt.log_.enabled(level)) {
+        json rules = json::array();
+        for (const auto& f : outcome.findings) rules.push_back(f.rule);
         json fields = {{"webhook", name},       {"uid", outcome.uid},           {"kind", outcome.kind},
                        {"namespace", outcome.namespace_}, {"name", outcome.name}, {"operation", outcome.operation},
                        {"decision", outcome.decision},    {"rules", rules},       {"dryRun", outcome.dry_run},

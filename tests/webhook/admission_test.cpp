@@ -341,6 +341,29 @@ TEST_CASE("malformed requests get 400 with a clear error") {
   CHECK(call(a, Endpoint::validate, good, nullptr, "application/json; charset=utf-8").answer.status == 200);
 }
 
+TEST_CASE("answers are written byte for byte as nlohmann's dump writes them") {
+  Admission a(test::registry(), config());
+  json bad = gpu_pod(false);
+  bad["metadata"]["name"] = "quote\"back\\slash-é-✓";
+  json mixed = gpu_pod(true);
+  mixed["spec"].erase("priorityClassName");
+  mixed["spec"].erase("nodeSelector");
+  std::string ascii(1, 'a');  // every ASCII byte, NUL included
+  for (int c = 0; c < 0x80; ++c) ascii += static_cast<char>(c);
+  for (const std::string& uid : {std::string("u-1"), std::string("quote\" back\\ ctl\u0001 tab\t é ✓ \u007f"), ascii}) {
+    for (const json& object : {gpu_pod(true), bad, mixed}) {
+      json r = review(object);
+      r["request"]["uid"] = uid;
+      for (Endpoint ep : {Endpoint::validate, Endpoint::mutate}) {
+        auto c = call(a, ep, r.dump());
+        REQUIRE(c.answer.status == 200);
+        CHECK(c.answer.body == c.body.dump(-1, ' ', false, json::error_handler_t::replace));
+        CHECK(c.body["response"]["uid"] == json(uid));
+      }
+    }
+  }
+}
+
 TEST_CASE("the recorded AdmissionReviews of the corpus are all answered") {
   auto shared = test::shared_dir();
   if (!shared) {
