@@ -258,7 +258,13 @@ Admission::Admission(const engine::Registry& registry, std::shared_ptr<const eng
       config_(std::move(config)),
       limits_(limits),
       plan_(std::make_shared<const engine::Plan>(registry_, *config_)),
-      mutation_plan_(engine::mutation_plan(registry_, *config_)) {}
+      mutation_plan_(engine::mutation_plan(registry_, *config_)) {
+  // DELETE re-runs the rules that read the deleted kind: one plan per kind some rule reads.
+  std::map<engine::KindRef, std::set<std::string>, engine::KindLess> readers;
+  for (const engine::Rule* rule : registry_.rules())
+    for (const auto& k : rule->info().reads) readers[k].insert(rule->info().id);
+  for (auto& [kind, rules] : readers) delete_plans_.emplace(kind, std::make_shared<const engine::Plan>(registry_, *config_, std::move(rules)));
+}
 
 Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_view content_type,
                          const std::shared_ptr<const engine::Inventory>& state, Outcome& outcome) const noexcept {
@@ -356,14 +362,19 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       if (!r.old_object || !state) return allow("skipped");
       engine::Object gone = to_object(*r.old_object, r);
       if (!gone.is_kubernetes_object() || !state->keeps(gone.gvk.group, gone.gvk.kind)) return allow("skipped");
+      auto planned = delete_plans_.find(engine::KindLess::View{gone.gvk.group, gone.gvk.kind});
       auto aggregate = [&](std::shared_ptr<const engine::Inventory> inv) {
         engine::EvalOptions eo;
         eo.complete = inv->complete();
         eo.base = std::move(inv);
-        for (const engine::Rule* rule : registry_.rules())
-          for (const auto& k : rule->info().reads)
-            if (k.group == gone.gvk.group && k.kind == gone.gvk.kind) eo.only_rules.insert(rule->info().id);
-        if (eo.only_rules.empty()) return engine::Result{};
+        if (planned != delete_plans_.end()) {
+          eo.plan = planned->second;  // the rules that read the kind
+        } else {
+          for (const engine::Rule* rule : registry_.rules())
+            for (const auto& k : rule->info().reads)
+              if (k.group == gone.gvk.group && k.kind == gone.gvk.kind) eo.only_rules.insert(rule->info().id);
+          if (eo.only_rules.empty()) return engine::Result{};
+        }
         engine::Evaluation eval(registry_, config, eo);
         return eval.finish();
       };

@@ -6,7 +6,9 @@
 // Kubernetes warnings, and only logs `info` and audit-mode findings. Mutation applies the fixes
 // of the enabled rules and answers a base64 JSON Patch. See facts/webhook.md §1 and §7.
 
+#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +74,9 @@ class Admission {
   // What depends only on the registry and the config, built once for every request.
   std::shared_ptr<const engine::Plan> plan_;           // every enabled rule (/validate)
   std::shared_ptr<const engine::Plan> mutation_plan_;  // the fixable ones (/mutate); null: none
+  // DELETE: per kind some rule reads, the rules that read it (enabled or not: the plan keeps the
+  // enabled ones, as the evaluation did).
+  std::map<engine::KindRef, std::shared_ptr<const engine::Plan>, engine::KindLess> delete_plans_;
 };
 
 // "spec.containers[0].resources.requests[nvidia.com/gpu]" for a JSON pointer.
