@@ -1,5 +1,6 @@
 #include "cli/output.h"
 #include "cli/version.h"
+#include "engine/json_write.h"
 
 #include <sstream>
 
@@ -8,39 +9,6 @@ namespace gpuguard::cli {
 using engine::json;
 
 namespace {
-
-// A JSON string as json::dump writes it (ensure_ascii off, invalid UTF-8 replaced), appended to
-// `out`: ASCII, most of what a report holds, is escaped here the way nlohmann escapes it; a string
-// with other bytes goes through nlohmann's serializer, which checks their UTF-8.
-void put_string(std::string& out, std::string_view s) {
-  for (char c : s)
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    }
-  out.push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\f': out += "\\f"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out.push_back(kHex[(c >> 4) & 0xf]);
-          out.push_back(kHex[c & 0xf]);
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
 
 // The members of an object written at `pad` (in json's order: sorted keys).
 struct Members {
@@ -73,7 +41,7 @@ void write_finding(std::string& out, const engine::Finding& f, std::string& buf)
   }
   if (located && f.object.source) {
     m.key("file");
-    put_string(out, f.object.source->path);
+    engine::append_json_string(out, f.object.source->path);
   }
   if (f.fix) {
     m.key("fix");
@@ -86,46 +54,46 @@ void write_finding(std::string& out, const engine::Finding& f, std::string& buf)
     out += std::to_string(f.pos.line);
   }
   m.key("message");
-  put_string(out, f.message);
+  engine::append_json_string(out, f.message);
   if (located) {
     const engine::ObjectRef& o = f.object;
     m.key("object");
     Members obj{out, "        "};
     if (!o.api_version().empty()) {
       obj.key("apiVersion");
-      put_string(out, o.api_version());
+      engine::append_json_string(out, o.api_version());
     }
     obj.key("document");
     out += std::to_string(o.document);
     if (!o.item_pointer().empty()) {
       obj.key("itemPointer");
-      put_string(out, o.item_pointer());
+      engine::append_json_string(out, o.item_pointer());
     }
     if (!o.kind().empty()) {
       obj.key("kind");
-      put_string(out, o.kind());
+      engine::append_json_string(out, o.kind());
     }
     if (!o.name().empty()) {
       obj.key("name");
-      put_string(out, o.name());
+      engine::append_json_string(out, o.name());
     }
     if (!o.namespace_().empty()) {
       obj.key("namespace");
-      put_string(out, o.namespace_());
+      engine::append_json_string(out, o.namespace_());
     }
     obj.close("      ");
     m.key("pointer");
-    put_string(out, f.pointer);
+    engine::append_json_string(out, f.pointer);
   }
   m.key("rule");
-  put_string(out, f.rule);
+  engine::append_json_string(out, f.rule);
   m.key("severity");
-  put_string(out, engine::to_string(f.severity));
+  engine::append_json_string(out, engine::to_string(f.severity));
   if (f.suppressed) {
     m.key("suppressed");
     Members sup{out, "        "};
     sup.key("reason");
-    put_string(out, f.suppression);
+    engine::append_json_string(out, f.suppression);
     sup.close("      ");
   }
   m.close("    ");

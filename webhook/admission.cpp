@@ -1,11 +1,11 @@
 #include "webhook/admission.h"
 
-
 #include <algorithm>
 #include <set>
 #include <tuple>
 
 #include "engine/evaluate.h"
+#include "engine/json_write.h"
 #include "engine/mutate.h"
 
 namespace gpuguard::webhook {
@@ -146,42 +146,6 @@ engine::Object to_object(json body, const Review& r) {
   return o;
 }
 
-// Appends a JSON string as dump(-1, ' ', false, replace) writes it. ASCII (our messages, ids, base64
-// patches) is escaped here as nlohmann escapes it (\" \\ \b \f \n \r \t, other control characters
-// as \u00xx, DEL as is); a string with any other byte goes through nlohmann (UTF-8 checks) — the
-// same bytes, without a per-character state machine for the common case.
-void append_string(std::string& out, const std::string& s) {
-  for (char c : s)
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
-      return;
-    }
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < s.size(); ++i) {
-    const auto u = static_cast<unsigned char>(s[i]);
-    if (u >= 0x20 && u != '"' && u != '\\') continue;
-    out.append(s, run, i - run);
-    run = i + 1;
-    switch (u) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        out += "\\u00";
-        out += kHex[u >> 4];
-        out += kHex[u & 0xF];
-    }
-  }
-  out.append(s, run, std::string::npos);
-  out += '"';
-}
-
 void append_json(std::string& out, const json& v) {
   switch (v.type()) {
     case json::value_t::object: {
@@ -190,7 +154,7 @@ void append_json(std::string& out, const json& v) {
       for (const auto& [key, item] : v.items()) {
         if (!first) out += ',';
         first = false;
-        append_string(out, key);
+        engine::append_json_string(out, key);
         out += ':';
         append_json(out, item);
       }
@@ -206,7 +170,7 @@ void append_json(std::string& out, const json& v) {
       out += ']';
       return;
     }
-    case json::value_t::string: append_string(out, v.get_ref<const std::string&>()); return;
+    case json::value_t::string: engine::append_json_string(out, v.get_ref<const std::string&>()); return;
     case json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return;
     default: out += v.dump(-1, ' ', false, json::error_handler_t::replace); return;  // numbers, null
   }

@@ -1,0 +1,16 @@
+#pragma once
+// Writing JSON strings the way nlohmann's dump(…, ensure_ascii = false, error_handler = replace)
+// writes them, without its per-character serializer for the common case: the reports and the
+// webhook's answers stream their JSON and must stay byte for byte what dump() gives (tested).
+
+#include <string>
+#include <string_view>
+
+namespace gpuguard::engine {
+
+// Appends `s` as a JSON string. ASCII is escaped here as nlohmann escapes it (\" \\ \b \f \n \r
+// \t, other control characters as \u00xx, DEL as is); a string with any other byte goes through
+// nlohmann, which checks its UTF-8 and replaces what is invalid.
+void append_json_string(std::string& out, std::string_view s);
+
+}  // namespace gpuguard::engine
