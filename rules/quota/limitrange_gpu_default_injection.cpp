@@ -186,10 +186,11 @@ spec:
         if (const json* res = member(*c.body, "resources"); res && res->is_object())
           for (const char* key : {"limits", "requests"})  // requests override the copied limits
             if (const json* l = member(*res, key); l && l->is_object())
-              for (const auto& [name, v] : l->items()) {
+              for (const auto& item : l->items()) {
+                const std::string& name = item.key();
                 if (!gpus.matches(name)) continue;
                 std::optional<Quantity> q;
-                if (auto parsed = Quantity::from_json(v)) q = *parsed;
+                if (auto parsed = Quantity::from_json(item.value())) q = *parsed;
                 auto it = std::find_if(small.gpus.begin(), small.gpus.end(), [&](const auto& g) { return g.first == name; });
                 if (it == small.gpus.end()) small.gpus.emplace_back(name, q);
                 else if (q) it->second = q;
