@@ -221,8 +221,13 @@ spec:
     for (const auto& [ns, templates] : state.namespaces) wanted.insert(ns);
     for (const Object* lr : limitranges)
       if (ctx.in_focus(*lr)) wanted.insert(inv.namespace_of(*lr));
-    for (const Object* lr : limitranges) {
-      if (!wanted.contains(inv.namespace_of(*lr))) continue;
+    // The LimitRanges of those namespaces, each namespace's in listing order (the order the
+    // LimitRanger applies them in, and all `sources` needs): the webhook's request looks at a few
+    // namespaces, not at every LimitRange of the cluster state.
+    std::vector<const Object*> in_wanted;
+    for (const auto& ns : wanted)
+      for (const Object* lr : inv.list("", "LimitRange", ns)) in_wanted.push_back(lr);
+    for (const Object* lr : in_wanted) {
       for (auto& g : quota::container_gpu_limits(*lr, gpus)) {
         Effect effect = Effect::none;
         if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())
@@ -264,6 +269,7 @@ spec:
         here = "; in this namespace: " + join(shown) + (affected.size() > 3 ? " and " + std::to_string(affected.size() - 3) + " more" : "");
       }
       for (const Source& src : list) {
+        if (!ctx.in_focus(*src.lr)) continue;  // a finding out of focus is not wanted: skip its message
         const Effect effect = src.effect;
         const quota::GpuLimits& g = src.g;
         if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected.empty()) continue;
