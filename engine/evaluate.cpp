@@ -72,19 +72,18 @@ struct Exemptions {
 
 Plan::Plan(const Registry& registry, const Config& config, std::set<std::string> only_rules)
     : registry_(registry), config_(config), only_rules_(std::move(only_rules)) {
-  auto read = std::make_shared<KindSet>();
+  const std::set<KindRef> read = engine::kinds_read(registry, config);  // every enabled rule's, only_rules or not
+  kinds_read_ = std::make_shared<const KindSet>(read.begin(), read.end());
   for (const Rule* rule : registry.rules()) {
     const RuleInfo& info = rule->info();
     const RuleSettings& rs = config.rule(info.id);
     if (!rs.enabled) continue;
-    for (const auto& k : info.reads) read->insert(k);  // every enabled rule's, as kinds_read()
     if (!only_rules_.empty() && !only_rules_.count(info.id)) continue;
     rules_.push_back(rule);
     settings_.push_back(&rs);
     const std::unique_ptr<RuleState> probe = rule->make_state();
     state_kind_.push_back(!probe ? StateKind::none : probe->mergeable() ? StateKind::mergeable : StateKind::ordered);
   }
-  kinds_read_ = std::move(read);
   // Which rules look at a kind in `check`: those that report on it, read it or observe it.
   // Documents that are not Kubernetes objects (a mig-parted or device-plugin config file) go to
   // every rule, and so does every kind for a rule that checks "*" or declares no kind.
@@ -210,6 +209,9 @@ struct Evaluation::Impl {
   }
 
   void check(const Object& obj, const ObjectRef& ref, const std::vector<bool>* only);
+  // Rule i's check of one object, its findings into `out`; an exception it throws is returned.
+  [[nodiscard]] std::optional<Diagnostic> run_check(uint32_t i, RuleState* state, const Object& obj, const ObjectRef& ref,
+                                                    CheckFindings& out) const;
   // The identity and exemptions of an object, and with `rules` the checks that need no input
   // order: rules without state, and with a shard the mergeable ones (into its states).
   void precheck(const Object& obj, Precheck& out, bool rules, Shard* shard) const;
@@ -248,7 +250,6 @@ struct Evaluation::Impl {
     findings.back().push_back(std::move(f));
   }
 
-  void internal_error(const Rule& rule, const Object* obj, const char* what) { diagnostics.push_back(internal_error_diag(rule, obj, what)); }
   static Diagnostic internal_error_diag(const Rule& rule, const Object* obj, const char* what) {
     Diagnostic d;
     d.severity = Severity::error;
@@ -296,6 +297,22 @@ class CheckCtx final : public CheckContext {
   const ObjectRef& ref_;
   CheckFindings& out_;
 };
+
+}  // namespace
+
+std::optional<Diagnostic> Evaluation::Impl::run_check(uint32_t i, RuleState* state, const Object& obj, const ObjectRef& ref,
+                                                      CheckFindings& out) const {
+  const Rule& rule = *plan->rules()[i];
+  CheckCtx ctx(*this, i, state, obj, ref, out);
+  try {
+    rule.check(obj, ctx);
+  } catch (const std::exception& e) {
+    return internal_error_diag(rule, &obj, e.what());
+  }
+  return std::nullopt;
+}
+
+namespace {
 
 // Findings of `finish` go to `out`, pushed in rule order once the rule is done (rules may finish
 // on several threads).
@@ -412,18 +429,12 @@ void Evaluation::Impl::precheck(const Object& obj, Precheck& out, bool rules, Sh
   if (!rules) return;
   for (uint32_t i : plan->seeing(obj)) {
     if (!checked_ahead(i, out)) continue;  // in `add`, in input order
-    const Rule& rule = *plan->rules()[i];
     RuleState* state = nullptr;
     if (plan->has_state(i)) {
-      if (!shard->states[i]) shard->states[i] = rule.make_state();
+      if (!shard->states[i]) shard->states[i] = plan->rules()[i]->make_state();
       state = shard->states[i].get();
     }
-    CheckCtx ctx(*this, i, state, obj, out.ref, out.findings);
-    try {
-      rule.check(obj, ctx);
-    } catch (const std::exception& e) {
-      out.diagnostics.push_back(internal_error_diag(rule, &obj, e.what()));
-    }
+    if (auto error = run_check(i, state, obj, out.ref, out.findings)) out.diagnostics.push_back(std::move(*error));
   }
 }
 
@@ -436,13 +447,7 @@ void Evaluation::Impl::check(const Object& obj, const ObjectRef& ref, const std:
   CheckFindings found;
   for (uint32_t i : plan->seeing(obj)) {
     if (only && !(*only)[i]) continue;
-    const Rule& rule = *plan->rules()[i];
-    CheckCtx ctx(*this, i, state(i), obj, ref, found);
-    try {
-      rule.check(obj, ctx);
-    } catch (const std::exception& e) {
-      internal_error(rule, &obj, e.what());
-    }
+    if (auto error = run_check(i, state(i), obj, ref, found)) diagnostics.push_back(std::move(*error));
   }
   for (auto& [i, f] : found) push(i, std::move(f));
 }
@@ -481,13 +486,7 @@ uint32_t Evaluation::add(Object&& obj) {
   if (!focus) {
     for (uint32_t i : m.plan->seeing(obj)) {
       if (m.checked_ahead(i, *pre)) continue;
-      const Rule& rule = *m.plan->rules()[i];
-      CheckCtx ctx(m, i, m.state(i), obj, pre->ref, pre->findings);
-      try {
-        rule.check(obj, ctx);
-      } catch (const std::exception& e) {
-        m.internal_error(rule, &obj, e.what());
-      }
+      if (auto error = m.run_check(i, m.state(i), obj, pre->ref, pre->findings)) m.diagnostics.push_back(std::move(*error));
     }
     for (auto& [i, f] : pre->findings) m.push(i, std::move(f));
     if (pre->shard)

@@ -10,20 +10,11 @@ bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool c
   return settings.mutate_templates && !pod_templates(obj).empty();
 }
 
-namespace {
-
-std::set<std::string> fixable_rules(const Registry& registry, const Config& config, const std::set<std::string>& only_rules) {
+std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config, const std::set<std::string>& only_rules) {
   std::set<std::string> fixable;
   for (const Rule* r : registry.rules())
     if (r->info().has_fix && config.rule(r->info().id).enabled && (only_rules.empty() || only_rules.count(r->info().id)))
       fixable.insert(r->info().id);
-  return fixable;
-}
-
-}  // namespace
-
-std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config, const std::set<std::string>& only_rules) {
-  std::set<std::string> fixable = fixable_rules(registry, config, only_rules);
   if (fixable.empty()) return nullptr;
   return std::make_shared<const Plan>(registry, config, std::move(fixable));
 }
@@ -32,14 +23,12 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
                     const MutateOptions& options) {
   MutateResult out;
   out.object = original.body;
-  // A plan of mutation_plan() names the fixable rules; without one, they are found here.
-  const bool planned = options.plan && &options.plan->registry() == &registry && &options.plan->config() == &config &&
-                       !options.plan->only_rules().empty();
-  std::set<std::string> fixable;
-  if (!planned) {
-    fixable = fixable_rules(registry, config, options.only_rules);
-    if (fixable.empty()) return out;
-  }
+  // The fixable rules' plan, for every round: the caller's (a mutation_plan() of this registry and
+  // config), or one made here.
+  const bool given = options.plan && &options.plan->registry() == &registry && &options.plan->config() == &config &&
+                     !options.plan->only_rules().empty();
+  const std::shared_ptr<const Plan> plan = given ? options.plan : mutation_plan(registry, config, options.only_rules);
+  if (!plan) return out;  // no rule with a fix is enabled
 
   for (int round = 0; round < options.max_rounds; ++round) {
     Object current;
@@ -61,8 +50,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     eo.complete = options.complete;
     eo.base = options.base;
     eo.focus_on_added = true;
-    if (planned) eo.plan = options.plan;  // its rule set: the fixable rules
-    else eo.only_rules = fixable;
+    eo.plan = plan;  // its rule set: the fixable rules
     Evaluation eval(registry, config, eo);
     eval.add(std::move(current));
     Result r = eval.finish();

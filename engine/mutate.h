@@ -23,7 +23,7 @@ struct MutateOptions {
   std::set<std::string> only_rules;       // when not empty, apply only these rules' fixes
   int max_rounds = 8;
   // From mutation_plan() of the same registry, config and only_rules, built once by a caller that
-  // mutates many objects (the webhook); null: each round's evaluation builds its own.
+  // mutates many objects (the webhook); null: mutate() makes one for its rounds.
   std::shared_ptr<const Plan> plan;
 };
 

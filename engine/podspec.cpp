@@ -204,33 +204,24 @@ std::map<std::string, Quantity, std::less<>> container_requests(const json& c, c
 }
 
 PodResources pod_requests_of(const PodTemplate& t, const ResourceMatcher* only) {
-  PodResources sum;
-  std::map<std::string, Quantity, std::less<>> init_max;
-  std::map<std::string, Quantity, std::less<>> sidecars;  // running while later init containers run
-  for (const auto& c : containers(t)) {
-    auto r = container_requests(*c.body, only);
-    if (c.kind == Container::Kind::init) {
-      // An init container runs with the sidecars started before it.
-      for (const auto& [name, q] : r) {
-        Quantity with_sidecars = q + (sidecars.count(name) ? sidecars[name] : Quantity());
-        auto& m = init_max[name];
-        if (with_sidecars > m) m = with_sidecars;
-      }
-    } else {
-      for (const auto& [name, q] : r) {
-        sum.requests[name] = sum.requests[name] + q;
-        if (c.kind == Container::Kind::sidecar) sidecars[name] = sidecars[name] + q;
-      }
-    }
-  }
-  for (const auto& [name, q] : init_max) {
-    auto& s = sum.requests[name];
-    if (q > s) s = q;
-  }
-  return sum;
+  std::map<std::string, PodSum, std::less<>> sums;
+  for (const auto& c : containers(t))
+    for (const auto& [name, q] : container_requests(*c.body, only)) sums[name].add(c.kind, q);
+  PodResources out;
+  for (const auto& [name, sum] : sums) out.requests[name] = sum.total();
+  return out;
 }
 
 }  // namespace
+
+void PodSum::add(Container::Kind kind, const Quantity& request) {
+  if (kind == Container::Kind::init) {
+    if (request + sidecars_ > init_max_) init_max_ = request + sidecars_;
+    return;
+  }
+  sum_ = sum_ + request;
+  if (kind == Container::Kind::sidecar) sidecars_ = sidecars_ + request;
+}
 
 PodResources pod_requests(const PodTemplate& t) { return pod_requests_of(t, nullptr); }
 

@@ -52,6 +52,19 @@ struct Container {
 
 class ResourceMatcher;
 
+// One resource of one pod, added up the way the scheduler does (see pod_requests): regular
+// containers and native sidecars summed, each init container with the sidecars started before
+// it, the larger of the two. Give it the containers' requests in the order containers() yields them.
+class PodSum {
+ public:
+  void add(Container::Kind kind, const Quantity& request);
+  [[nodiscard]] Quantity total() const { return init_max_ > sum_ ? init_max_ : sum_; }
+
+ private:
+  Quantity sum_, init_max_;
+  Quantity sidecars_;  // running while later init containers run
+};
+
 // What one pod of a template asks for, per resource, the way the scheduler adds it up: regular
 // containers and native sidecars summed, init containers (run one at a time) as a maximum,
 // and each container's request taken from `requests`, or from `limits` when the request is

@@ -149,8 +149,8 @@ class RuleState {
   // `lint --jobs` checks runs of consecutive objects on several threads, each run with a state of
   // its own, and merges them in input order: `merge(later)` adds what `later` recorded (about
   // objects after this state's) as if this state had seen them itself. A state that can be merged
-  // says so (and its rule's `check` must only add to it, never read it); the others are filled on
-  // one thread, in input order.
+  // says so (and what its rule's `check` records must not depend on what the state already holds);
+  // the others are filled on one thread, in input order.
   [[nodiscard]] virtual bool mergeable() const { return false; }
   virtual void merge(RuleState& later) { (void)later; }
 };

@@ -40,28 +40,17 @@ struct Template {
   std::vector<Ctr> init;     // init containers and native sidecars, in order
   std::vector<Ctr> regular;  // containers
 
-  // What one pod asks for of `r`, as engine/podspec.h's pod_requests adds it up: regular
-  // containers and sidecars summed, each init container with the sidecars started before it, the
-  // larger of the two. With `injected`, the containers that do not set `r` count `given`.
+  // What one pod asks for of `r` (engine::PodSum); the containers that do not set `r` count
+  // `given`, if any (what the LimitRanger gives them).
   [[nodiscard]] Quantity pod_total(std::string_view r, const std::optional<Quantity>& given) const {
-    auto request = [&](const Ctr& c) -> std::optional<Quantity> {
-      if (const auto* g = c.find(r)) return g->second;
-      return given;
-    };
-    Quantity sum, init_max, sidecars;
-    for (const Ctr& c : init) {
-      const auto q = request(c);
-      if (!q) continue;
-      if (c.kind == Container::Kind::sidecar) {
-        sum = sum + *q;
-        sidecars = sidecars + *q;
-      } else if (*q + sidecars > init_max) {
-        init_max = *q + sidecars;
+    PodSum sum;
+    for (const auto* list : {&init, &regular})
+      for (const Ctr& c : *list) {
+        const auto* set = c.find(r);
+        const std::optional<Quantity>& q = set ? set->second : given;
+        if (q) sum.add(c.kind, *q);
       }
-    }
-    for (const Ctr& c : regular)
-      if (const auto q = request(c)) sum = sum + *q;
-    return init_max > sum ? init_max : sum;
+    return sum.total();
   }
 
   // "Deployment team-a/train" (+ role), made when a message needs it rather than kept per template.
