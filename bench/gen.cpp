@@ -4,6 +4,7 @@
 //
 //   gen N DIR [--single]     N objects in DIR/manifests-NNNN.yaml (1,000 per file), or one file
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -49,16 +50,26 @@ void deployment(std::ostream& o, Rng& r, size_t i, const std::string& ns) {
 }
 
 void pod(std::ostream& o, Rng& r, size_t i, const std::string& ns) {
+  // One in twenty has no priority class, product affinity or toleration (the rest are what a
+  // training gang's workers look like); one in twenty asks for half a GPU.
+  const bool bare = r.below(20) == 0;
   o << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: train-" << i << "\n  namespace: " << ns << "\n"
-    << "  annotations: {scheduling.k8s.io/group-name: pg-" << i / 4 << "}\nspec:\n  schedulerName: volcano\n"
-    << "  containers:\n    - name: train\n      image: nvcr.io/nvidia/pytorch:24.06-py3\n"
+    << "  annotations: {scheduling.k8s.io/group-name: pg-" << i / 4 << "}\nspec:\n  schedulerName: volcano\n";
+  if (!bare) {
+    o << "  priorityClassName: tier-" << r.below(4) << "\n"
+      << "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      << "        nodeSelectorTerms:\n          - matchExpressions:\n              - {key: nvidia.com/gpu.product, operator: In, values: ["
+      << kProducts[r.below(4)] << "]}\n"
+      << "  tolerations:\n    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}\n";
+  }
+  o << "  containers:\n    - name: train\n      image: nvcr.io/nvidia/pytorch:24.06-py3\n"
     << "      command: [torchrun, --nproc_per_node=8, train.py]\n"
     << "      resources:\n        limits: {nvidia.com/gpu: " << (r.below(20) == 0 ? "0.5" : "8") << ", cpu: \"64\", memory: 512Gi}\n";
 }
 
-void podgroup(std::ostream& o, Rng& r, size_t i, const std::string& ns) {
+void podgroup(std::ostream& o, Rng& r, size_t i, const std::string& ns, size_t queues) {
   o << "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata:\n  name: pg-" << i << "\n  namespace: " << ns
-    << "\nspec:\n  minMember: " << 1 + r.below(8) << "\n  queue: q-" << r.below(5) << "\n  priorityClassName: tier-" << r.below(4)
+    << "\nspec:\n  minMember: " << 1 + r.below(8) << "\n  queue: q-" << r.below(static_cast<uint32_t>(queues)) << "\n  priorityClassName: tier-" << r.below(4)
     << "\n  minResources: {nvidia.com/gpu: " << 8 * (1 + r.below(4)) << ", cpu: \"128\", memory: 512Gi}\n";
 }
 
@@ -111,6 +122,12 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(dir);
   Rng r;
   const size_t namespaces = std::max<size_t>(1, n / 200);
+  // Queues are named q-0, q-1, ... in the order they are written, and PriorityClasses tier-0 to
+  // tier-4 in turn, so that what PodGroups and pods refer to exists (the defects are elsewhere).
+  size_t queues = 0;
+  for (size_t i = namespaces; i < n; ++i) queues += (i % 100 >= 70 && i % 100 < 75) ? 1 : 0;
+  queues = std::max<size_t>(1, queues);
+  size_t queues_written = 0, classes_written = 0;
   std::ofstream out;
   size_t file = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -126,11 +143,11 @@ int main(int argc, char** argv) {
     if (i < namespaces) nspace(out, i);
     else if (k < 40) deployment(out, r, i, ns);
     else if (k < 60) pod(out, r, i, ns);
-    else if (k < 70) podgroup(out, r, i, ns);
-    else if (k < 75) queue(out, r, i);
+    else if (k < 70) podgroup(out, r, i, ns, queues);
+    else if (k < 75) queue(out, r, queues_written++);
     else if (k < 80) quota(out, r, ns, i);
     else if (k < 85) limitrange(out, r, ns, i);
-    else if (k < 87) priorityclass(out, r, i % 5);
+    else if (k < 87) priorityclass(out, r, classes_written++ % 5);
     else if (k < 92) migconfig(out, r, i);
     else deployment(out, r, i, ns);
   }
