@@ -170,6 +170,7 @@ struct Evaluation::Impl {
     ObjectRef ref;
   };
   std::vector<Pending> pending;
+  std::vector<const Object*> focused;  // the pending objects, for FinishContext::focused()
   // Findings in chunks: the first grows as a vector does (the webhook's few findings), the others
   // are allocated at their full size, so collecting 200,000 findings never needs them twice over
   // in a vector twice as large; they move into one vector after the rules' state is freed.
@@ -351,6 +352,9 @@ class FinishCtx final : public FinishContext {
     out_.push_back(std::move(f));
   }
   bool in_focus(const Object& obj) const override { return impl_.wanted(obj.id); }
+  const std::vector<const Object*>* focused() const override {
+    return impl_.options.focus_on_added ? &impl_.focused : nullptr;
+  }
   const Object* subject(std::span<const Object* const> set) const override {
     auto order = [](const Object* o) { return std::make_tuple(o->source ? o->source->index : 0u, o->pos); };
     const Object* last = nullptr;
@@ -519,8 +523,10 @@ Result Evaluation::finish() {
   const size_t n = m.plan->rules().size();
   std::vector<bool> runs(n, !m.options.focus_on_added);
   if (m.options.focus_on_added) {
-    for (const auto& p : m.pending)
+    for (const auto& p : m.pending) {
       for (uint32_t i : m.plan->reporting(*p.obj)) runs[i] = true;
+      m.focused.push_back(p.obj.get());
+    }
     for (const auto& p : m.pending) m.check(*p.obj, p.ref, &runs);
   }
   // Each rule finishes on its own (it reads the inventory and its own state), so with `jobs`
@@ -585,6 +591,7 @@ Result Evaluation::finish() {
   }
   // Nothing reads the kept objects after the cross-object phase: free them before the findings
   // are sorted and reported (the peak of a large run).
+  m.focused.clear();
   m.pending.clear();
   m.inventory = Inventory();
   m.exemptions.clear();

@@ -1,6 +1,8 @@
 #include "engine/object.h"
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 namespace gpuguard::engine {
@@ -139,6 +141,26 @@ Object make_object(json body, std::shared_ptr<const PositionIndex> positions,
 }
 
 }  // namespace
+
+namespace {
+std::array<std::atomic<void (*)(void*)>, DerivedViews::kSlots> g_view_deleters{};
+std::atomic<size_t> g_view_slots{0};
+}  // namespace
+
+size_t DerivedViews::register_slot(Deleter deleter) {
+  const size_t slot = g_view_slots.fetch_add(1);
+  if (slot >= kSlots) {  // a new type of view without raising kSlots: a programming error
+    std::fputs("gpuguard: internal error: more types of derived views than DerivedViews::kSlots\n", stderr);
+    std::abort();
+  }
+  g_view_deleters[slot].store(deleter, std::memory_order_release);
+  return slot;
+}
+
+void DerivedViews::reset() noexcept {
+  for (size_t i = 0; i < kSlots; ++i)
+    if (void* p = slots_[i].exchange(nullptr, std::memory_order_acq_rel)) g_view_deleters[i].load(std::memory_order_acquire)(p);
+}
 
 Object object_from_json(json body, SourceRef source) {
   return make_object(std::move(body), nullptr, 0, Pos{}, source, 0, "");

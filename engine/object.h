@@ -1,6 +1,8 @@
 #pragma once
 // The engine's unit of work: one Kubernetes object (or one non-object document) with its source.
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +29,55 @@ struct Gvk {
 [[nodiscard]] bool is_cluster_scoped(std::string_view group, std::string_view kind);
 
 struct Precheck;  // engine/evaluate.cpp: what Evaluation::precheck found on a worker thread
+// What the rules derive from an object's body and share — its pod templates (engine/podspec.h),
+// the mig-parted configs embedded in it (rules/mig) — made on first use by whichever thread asks
+// first, then read by every rule. A view points into the body, so views are not copied or moved
+// with the object, and whoever assigns a new body to an object rules have read calls reset().
+class DerivedViews {
+ public:
+  static constexpr size_t kSlots = 4;  // kinds of view; each type of view takes one
+
+  DerivedViews() = default;
+  DerivedViews(const DerivedViews& /*other*/) noexcept {}
+  DerivedViews(DerivedViews&& other) noexcept { other.reset(); }
+  DerivedViews& operator=(const DerivedViews& other) noexcept {
+    if (this != &other) reset();
+    return *this;
+  }
+  DerivedViews& operator=(DerivedViews&& other) noexcept {
+    if (this != &other) {
+      reset();
+      other.reset();
+    }
+    return *this;
+  }
+  ~DerivedViews() { reset(); }
+  void reset() noexcept;
+
+  // The view of type T, made by `make()` (which returns a T) the first time one is asked for. When
+  // two threads make it at once, the first one stored is the one both get.
+  template <typename T, typename Make>
+  [[nodiscard]] const T& get(Make&& make) const {
+    std::atomic<void*>& slot = slots_[slot_of<T>()];
+    if (void* p = slot.load(std::memory_order_acquire)) return *static_cast<const T*>(p);
+    auto made = std::make_unique<T>(make());
+    void* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel, std::memory_order_acquire))
+      return *made.release();
+    return *static_cast<const T*>(expected);
+  }
+
+ private:
+  using Deleter = void (*)(void*);
+  // A slot for each type of view, numbered in the order the types are first used (at most kSlots).
+  static size_t register_slot(Deleter deleter);
+  template <typename T>
+  static size_t slot_of() {
+    static const size_t slot = register_slot([](void* p) { delete static_cast<T*>(p); });
+    return slot;
+  }
+  mutable std::array<std::atomic<void*>, kSlots> slots_{};
+};
 
 struct Object {
   uint32_t id = 0;            // position in the run; findings refer to objects by id
@@ -48,6 +99,7 @@ struct Object {
   // Set by Evaluation::precheck on the thread that parsed the object (`lint --jobs`); consumed by
   // Evaluation::add.
   std::shared_ptr<Precheck> precheck;
+  DerivedViews views;
 
   [[nodiscard]] bool is_kubernetes_object() const { return !gvk.kind.empty(); }
   [[nodiscard]] bool is(std::string_view group, std::string_view kind) const {

@@ -1,5 +1,7 @@
 #include "engine/podspec.h"
 
+#include <memory>
+
 namespace gpuguard::engine {
 
 const json& PodTemplate::metadata() const {
@@ -20,7 +22,7 @@ void add(std::vector<PodTemplate>& out, const json& holder, std::string ptr, std
          std::string role) {
   const json* spec = member(holder, "spec");
   if (!spec || !spec->is_object()) return;
-  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role)});
+  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role), {}, 0});
 }
 
 void add_at(std::vector<PodTemplate>& out, const json& parent, std::string_view key, const std::string& parent_ptr,
@@ -60,9 +62,8 @@ void replica_map(std::vector<PodTemplate>& out, const json& spec, std::string_vi
   }
 }
 
-}  // namespace
-
-std::vector<PodTemplate> pod_templates(const Object& obj) {
+// Every pod template of the object, without containers (pod_views adds them).
+std::vector<PodTemplate> make_templates(const Object& obj) {
   std::vector<PodTemplate> out;
   if (!obj.is_kubernetes_object()) return out;
   const json& body = obj.body;
@@ -146,25 +147,44 @@ std::vector<PodTemplate> pod_templates(const Object& obj) {
   return out;
 }
 
-std::vector<Container> containers(const PodTemplate& t, bool include_ephemeral) {
-  std::vector<Container> out;
+void add_containers(PodTemplate& t) {
+  std::vector<Container>& out = t.all_containers;
+  const std::string spec_ptr = t.spec_pointer();
   auto list = [&](std::string_view key, Container::Kind kind) {
     const json* arr = member(*t.spec, key);
     if (!arr || !arr->is_array()) return;
+    const std::string base = pointer_join(spec_ptr, key);
     for (size_t i = 0; i < arr->size(); ++i) {
       const json& c = (*arr)[i];
       if (!c.is_object()) continue;
       Container::Kind ck = kind;
       if (kind == Container::Kind::init && string_at(c, "restartPolicy") == std::optional<std::string_view>("Always"))
         ck = Container::Kind::sidecar;
-      out.push_back(Container{&c, pointer_join(pointer_join(t.spec_pointer(), key), i),
-                              string_at(c, "name").value_or(""), ck});
+      out.push_back(Container{&c, pointer_join(base, i), string_at(c, "name").value_or(""), ck});
     }
   };
   list("initContainers", Container::Kind::init);
   list("containers", Container::Kind::regular);
-  if (include_ephemeral) list("ephemeralContainers", Container::Kind::ephemeral);
-  return out;
+  t.ephemeral_from = out.size();
+  list("ephemeralContainers", Container::Kind::ephemeral);
+}
+
+}  // namespace
+
+const PodViews& pod_views(const Object& obj) {
+  return obj.views.get<PodViews>([&] {
+    PodViews v;
+    v.templates = make_templates(obj);
+    for (auto& t : v.templates) add_containers(t);
+    return v;
+  });
+}
+
+const std::vector<PodTemplate>& pod_templates(const Object& obj) { return pod_views(obj).templates; }
+
+std::span<const Container> containers(const PodTemplate& t, bool include_ephemeral) {
+  std::span<const Container> all(t.all_containers);
+  return include_ephemeral ? all : all.first(t.ephemeral_from);
 }
 
 std::string describe(const Container& c) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,14 @@
 #include "engine/quantity.h"
 
 namespace gpuguard::engine {
+
+// A container of a pod spec: regular, init (including native sidecars) or ephemeral.
+struct Container {
+  const json* body = nullptr;
+  std::string pointer;       // e.g. "/spec/template/spec/containers/1"
+  std::string_view name;
+  enum class Kind : uint8_t { regular, init, sidecar, ephemeral } kind = Kind::regular;
+};
 
 struct PodTemplate {
   // JSON pointer to the object holding `metadata` and `spec` of the pod: "" for a Pod itself,
@@ -30,22 +39,27 @@ struct PodTemplate {
   // Ray group, a JobSet replicated job; "" for single-template kinds.
   std::string role;
 
+  // Its containers in the order containers() yields them: init (and native sidecars), regular,
+  // then ephemeral from `ephemeral_from` on.
+  std::vector<Container> all_containers;
+  size_t ephemeral_from = 0;
+
   [[nodiscard]] std::string spec_pointer() const { return pointer + "/spec"; }
   [[nodiscard]] const json& metadata() const;
 };
 
-// Every pod template of the object (empty for kinds without one).
-[[nodiscard]] std::vector<PodTemplate> pod_templates(const Object& obj);
-
-// A container of a pod spec: regular, init (including native sidecars) or ephemeral.
-struct Container {
-  const json* body = nullptr;
-  std::string pointer;       // e.g. "/spec/template/spec/containers/1"
-  std::string_view name;
-  enum class Kind : uint8_t { regular, init, sidecar, ephemeral } kind = Kind::regular;
+struct PodViews {
+  std::vector<PodTemplate> templates;
 };
 
-[[nodiscard]] std::vector<Container> containers(const PodTemplate& t, bool include_ephemeral = false);
+// Every pod template of the object (empty for kinds without one), with its containers: made once
+// per object, on first use, and shared by every rule (see DerivedViews in engine/object.h).
+[[nodiscard]] const std::vector<PodTemplate>& pod_templates(const Object& obj);
+[[nodiscard]] const PodViews& pod_views(const Object& obj);
+
+// The template's containers: init (native sidecars among them), regular, and ephemeral ones when
+// asked for.
+[[nodiscard]] std::span<const Container> containers(const PodTemplate& t, bool include_ephemeral = false);
 
 // "container \"train\"", "init container \"setup\"", "sidecar container \"proxy\"".
 [[nodiscard]] std::string describe(const Container& c);

@@ -199,6 +199,10 @@ class FinishContext {
   // Whether findings on this object are wanted: always in the linter; in the webhook only the
   // admitted object is in focus. Rules may skip work for objects out of focus.
   [[nodiscard]] virtual bool in_focus(const Object& obj) const = 0;
+  // The objects in focus when only some are (the webhook's admitted object), in the order they
+  // were added; nullptr when every object is (the linter). A rule that reports on one kind can
+  // start from these instead of asking in_focus of every object of that kind.
+  [[nodiscard]] virtual const std::vector<const Object*>* focused() const = 0;
   // For a finding about a set of objects: the one in focus if any, else the last in source order.
   [[nodiscard]] virtual const Object* subject(std::span<const Object* const> set) const = 0;
 };

@@ -146,7 +146,7 @@ spec:
     }
     if (!in_scope(obj)) return;
     const auto& gpus = ctx.settings().gpu_resources;
-    auto templates = pod_templates(obj);
+    const auto& templates = pod_templates(obj);
     int64_t pods = 0;
     bool gpu = false;
     std::string parts;

@@ -91,7 +91,7 @@ data:
   std::unique_ptr<RuleState> make_state() const override { return std::make_unique<Pending>(); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
-    auto docs = mig::find_mig_parted(obj);
+    const auto& docs = mig::find_mig_parted(obj);
     if (docs.empty()) return;
     auto& out = *static_cast<Pending*>(ctx.state());
     bool has_config_yaml = false;

@@ -127,7 +127,7 @@ data:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     check_pods(obj, ctx);
-    auto docs = mig::find_mig_parted(obj);
+    const auto& docs = mig::find_mig_parted(obj);
     if (docs.empty()) return;
     auto& out = *static_cast<Pending*>(ctx.state());
     for (const auto& d : docs)

@@ -142,9 +142,11 @@ void from_data(const Object& obj, const json& data, const std::string& data_poin
   }
 }
 
-}  // namespace
+struct MigPartedDocs {
+  std::vector<MigPartedDoc> docs;
+};
 
-std::vector<MigPartedDoc> find_mig_parted(const Object& obj) {
+std::vector<MigPartedDoc> parse_mig_parted(const Object& obj) {
   std::vector<MigPartedDoc> out;
   if (!obj.is_kubernetes_object()) {
     if (holds_mig_configs(obj.body)) {
@@ -160,6 +162,12 @@ std::vector<MigPartedDoc> find_mig_parted(const Object& obj) {
   if (obj.is("", "ConfigMap"))
     if (const json* data = member(obj.body, "data")) from_data(obj, *data, "/data", false, out);
   return out;
+}
+
+}  // namespace
+
+const std::vector<MigPartedDoc>& find_mig_parted(const Object& obj) {
+  return obj.views.get<MigPartedDocs>([&] { return MigPartedDocs{parse_mig_parted(obj)}; }).docs;
 }
 
 }  // namespace gpuguard::rules::mig

@@ -66,8 +66,9 @@ class MigPartedDoc {
   bool lines_mapped = false;
 };
 
-// Every mig-parted config in the object.
-[[nodiscard]] std::vector<MigPartedDoc> find_mig_parted(const engine::Object& obj);
+// Every mig-parted config in the object: parsed once per object (an embedded config is YAML in a
+// string) and shared by every rule that asks (engine::DerivedViews).
+[[nodiscard]] const std::vector<MigPartedDoc>& find_mig_parted(const engine::Object& obj);
 
 // "all-balanced[0]" style path for messages from an inner pointer.
 [[nodiscard]] std::string dotted(std::string_view pointer);

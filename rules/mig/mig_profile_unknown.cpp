@@ -83,7 +83,7 @@ data:
   void finish(FinishContext& ctx) const override { static_cast<Pending*>(ctx.state())->flush(ctx); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
-    auto docs = mig::find_mig_parted(obj);
+    const auto& docs = mig::find_mig_parted(obj);
     if (docs.empty()) return;
     auto& out = *static_cast<Pending*>(ctx.state());
     const mig::Catalog catalog(ctx.settings());

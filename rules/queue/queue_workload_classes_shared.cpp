@@ -153,7 +153,7 @@ spec:
       pointer = pointer_join("/metadata/labels", key);
     } else {
       cls = nullptr;
-      auto templates = pod_templates(obj);
+      const auto& templates = pod_templates(obj);
       if (!templates.empty()) {
         const json* labels = member(templates.front().metadata(), "labels");
         const json* v = labels ? member(*labels, key) : nullptr;

@@ -203,13 +203,16 @@ spec:
       Effect effect = Effect::none;
     };
     std::map<std::pair<std::string, std::string>, std::vector<Source>> sources;
-    const auto limitranges = inv.list("", "LimitRange");
     // Only namespaces where something is in focus need the work: a LimitRange (all of them in the
     // linter, the admitted one in the webhook), or a pod template seen in this evaluation.
     std::set<std::string, std::less<>> wanted;
     for (const auto& [ns, templates] : state.namespaces) wanted.insert(ns);
-    for (const Object* lr : limitranges)
-      if (ctx.in_focus(*lr)) wanted.insert(inv.namespace_of(*lr));
+    if (const auto* focused = ctx.focused()) {
+      for (const Object* o : *focused)
+        if (o->is("", "LimitRange")) wanted.insert(inv.namespace_of(*o));
+    } else {
+      for (const Object* lr : inv.list("", "LimitRange")) wanted.insert(inv.namespace_of(*lr));
+    }
     // The LimitRanges of those namespaces, each namespace's in listing order (the order the
     // LimitRanger applies them in, and all `sources` needs): the webhook's request looks at a few
     // namespaces, not at every LimitRange of the cluster state.

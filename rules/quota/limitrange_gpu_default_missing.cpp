@@ -97,8 +97,12 @@ spec:
     // Findings are about quotas: only namespaces with a quota in focus (all of them in the linter;
     // the admitted quota's in the webhook) need the work.
     std::set<std::string, std::less<>> wanted;
-    for (const Object* q : quotas)
-      if (ctx.in_focus(*q)) wanted.insert(inv.namespace_of(*q));
+    if (const auto* focused = ctx.focused()) {
+      for (const Object* o : *focused)
+        if (o->is("", "ResourceQuota")) wanted.insert(inv.namespace_of(*o));
+    } else {
+      for (const Object* q : quotas) wanted.insert(inv.namespace_of(*q));
+    }
     for (const Object* q : quotas)
       if (wanted.contains(inv.namespace_of(*q)))
         for (const auto& [name, amount] : quota::tracked_gpus(*q, gpus)) capped[inv.namespace_of(*q)][name].push_back(q);

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "engine/podspec.h"
 #include "tests/support/support.h"
 
@@ -120,6 +122,50 @@ TEST_CASE("zero GPUs is not a GPU workload") {
   auto ts = templates_of("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: {nvidia.com/gpu: 0, cpu: 1}}}\n", k);
   CHECK_FALSE(requests_gpu(ts[0], ResourceMatcher(default_gpu_resources())));
   CHECK(pod_gpus(ts[0], ResourceMatcher(default_gpu_resources())).empty());
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("unit") {
+
+TEST_CASE("pod templates are made once per object and never outlive its body") {
+  auto objs = gpuguard::test::load_objects(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: setup}]\n"
+      "  containers: [{name: a}, {name: b}]\n  ephemeralContainers: [{name: debug}]\n");
+  REQUIRE(objs.size() == 1);
+  const Object& obj = objs[0];
+  const auto& first = pod_templates(obj);
+  REQUIRE(first.size() == 1);
+  CHECK(&pod_templates(obj) == &first);  // the same view for every rule that asks
+  CHECK(first[0].tmpl == &obj.body);
+  CHECK(containers(first[0]).size() == 3);
+  CHECK(containers(first[0], true).size() == 4);
+  CHECK(containers(first[0], true).back().name == "debug");
+
+  // Several threads asking at once get one and the same view.
+  std::vector<Object> more = gpuguard::test::load_objects("apiVersion: apps/v1\nkind: Deployment\nspec: {template: {spec: {containers: [{name: c}]}}}\n");
+  REQUIRE(more.size() == 1);
+  std::vector<const std::vector<PodTemplate>*> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = &pod_templates(more[0]); });
+  for (auto& t : threads) t.join();
+  for (const auto* s : seen) CHECK(s == seen[0]);
+
+  // A copy or a moved object makes its own, pointing into its own body.
+  Object copy = obj;
+  const auto& of_copy = pod_templates(copy);
+  CHECK(&of_copy != &first);
+  CHECK(of_copy[0].tmpl == &copy.body);
+  Object moved = std::move(copy);
+  const auto& of_moved = pod_templates(moved);
+  CHECK(of_moved[0].tmpl == &moved.body);
+  CHECK(containers(of_moved[0])[1].body == &moved.body["spec"]["containers"][0]);
+  // Assigning over an object drops what it had made.
+  Object target = gpuguard::test::load_objects("apiVersion: v1\nkind: Pod\nspec: {containers: []}\n")[0];
+  CHECK(containers(pod_templates(target)[0]).empty());
+  target = obj;
+  CHECK(containers(pod_templates(target)[0]).size() == 3);
+  CHECK(pod_templates(target)[0].tmpl == &target.body);
 }
 
 }  // TEST_SUITE
