@@ -9,8 +9,8 @@
 namespace gpuguard::engine {
 
 // Appends `s` as a JSON string. ASCII is escaped here as nlohmann escapes it (\" \\ \b \f \n \r
-// \t, other control characters as \u00xx, DEL as is); a string with any other byte goes through
-// nlohmann, which checks its UTF-8 and replaces what is invalid.
+// \t, other control characters as \u00xx, DEL as is) and well-formed UTF-8 is written as it is; a
+// string with invalid UTF-8 goes through nlohmann, which replaces what is invalid with U+FFFD.
 void append_json_string(std::string& out, std::string_view s);
 
 }  // namespace gpuguard::engine

@@ -35,7 +35,7 @@ struct Precheck;  // engine/evaluate.cpp: what Evaluation::precheck found on a w
 // with the object, and whoever assigns a new body to an object rules have read calls reset().
 class DerivedViews {
  public:
-  static constexpr size_t kSlots = 4;  // kinds of view; each type of view takes one
+  static constexpr size_t kSlots = 6;  // kinds of view; each type of view takes one
 
   DerivedViews() = default;
   DerivedViews(const DerivedViews& /*other*/) noexcept {}

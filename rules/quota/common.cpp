@@ -1,13 +1,59 @@
 #include "rules/quota/common.h"
 
+#include <atomic>
 #include <set>
 
 namespace gpuguard::rules::quota {
 
 using namespace engine;
 
-std::map<std::string, Quantity, std::less<>> tracked_gpus(const Object& quota, const ResourceMatcher& gpus) {
-  std::map<std::string, Quantity, std::less<>> out;
+namespace {
+
+// A projection of an object per set of GPU resource patterns (one set per config; a reloaded
+// config may bring another): a list that only grows, shared by every thread, kept in the object's
+// DerivedViews.
+template <typename T>
+class ByPatterns {
+ public:
+  ByPatterns() = default;
+  ByPatterns(ByPatterns&& other) noexcept : head_(other.head_.exchange(nullptr)) {}
+  ByPatterns(const ByPatterns&) = delete;
+  ByPatterns& operator=(const ByPatterns&) = delete;
+  ByPatterns& operator=(ByPatterns&&) = delete;
+  ~ByPatterns() {
+    for (Entry* e = head_.load(); e;) delete std::exchange(e, e->next);
+  }
+
+  template <typename Make>
+  const T& get(const ResourceMatcher& gpus, Make&& make) const {
+    Entry* head = head_.load(std::memory_order_acquire);
+    if (const T* v = find(head, gpus)) return *v;
+    auto* e = new Entry{gpus.patterns(), make(), head};
+    while (!head_.compare_exchange_weak(e->next, e, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (const T* v = find(e->next, gpus)) {  // another thread made it meanwhile
+        delete e;
+        return *v;
+      }
+    }
+    return e->value;
+  }
+
+ private:
+  struct Entry {
+    std::vector<std::string> patterns;
+    T value;
+    Entry* next;
+  };
+  static const T* find(const Entry* e, const ResourceMatcher& gpus) {
+    for (; e; e = e->next)
+      if (e->patterns == gpus.patterns()) return &e->value;
+    return nullptr;
+  }
+  mutable std::atomic<Entry*> head_{nullptr};
+};
+
+TrackedGpus make_tracked_gpus(const Object& quota, const ResourceMatcher& gpus) {
+  TrackedGpus out;
   const json* hard = path(quota.body, {"spec", "hard"});
   if (!hard || !hard->is_object()) return out;
   for (const auto& [key, value] : hard->items()) {
@@ -19,11 +65,7 @@ std::map<std::string, Quantity, std::less<>> tracked_gpus(const Object& quota, c
   return out;
 }
 
-std::string GpuLimits::pointer(std::string_view field) const {
-  return pointer_join(pointer_join(item_pointer, field), resource);
-}
-
-std::vector<GpuLimits> container_gpu_limits(const Object& limitrange, const ResourceMatcher& gpus) {
+std::vector<GpuLimits> make_container_gpu_limits(const Object& limitrange, const ResourceMatcher& gpus) {
   std::vector<GpuLimits> out;
   const json* limits = path(limitrange.body, {"spec", "limits"});
   if (!limits || !limits->is_array()) return out;
@@ -77,6 +119,25 @@ std::vector<GpuLimits> container_gpu_limits(const Object& limitrange, const Reso
     }
   }
   return out;
+}
+
+struct QuotaGpus : ByPatterns<TrackedGpus> {};
+struct LimitRangeGpus : ByPatterns<std::vector<GpuLimits>> {};
+
+}  // namespace
+
+std::string GpuLimits::pointer(std::string_view field) const {
+  return pointer_join(pointer_join(item_pointer, field), resource);
+}
+
+const TrackedGpus& tracked_gpus(const Object& quota, const ResourceMatcher& gpus) {
+  return quota.views.get<QuotaGpus>([] { return QuotaGpus{}; }).get(gpus, [&] { return make_tracked_gpus(quota, gpus); });
+}
+
+const std::vector<GpuLimits>& container_gpu_limits(const Object& limitrange, const ResourceMatcher& gpus) {
+  return limitrange.views.get<LimitRangeGpus>([] { return LimitRangeGpus{}; }).get(gpus, [&] {
+    return make_container_gpu_limits(limitrange, gpus);
+  });
 }
 
 std::string amount(const Quantity& q) { return q.to_string(); }

@@ -16,10 +16,12 @@
 
 namespace gpuguard::rules::quota {
 
+using TrackedGpus = std::map<std::string, engine::Quantity, std::less<>>;
+
 // The GPU resources a ResourceQuota counts (its `spec.hard` keys `requests.<gpu>`), with their
-// amounts; keys whose amount does not parse are left out.
-[[nodiscard]] std::map<std::string, engine::Quantity, std::less<>> tracked_gpus(const engine::Object& quota,
-                                                                                const engine::ResourceMatcher& gpus);
+// amounts; keys whose amount does not parse are left out. Made once per object and set of GPU
+// resource patterns, and kept with the object (the webhook's cluster state asks on every request).
+[[nodiscard]] const TrackedGpus& tracked_gpus(const engine::Object& quota, const engine::ResourceMatcher& gpus);
 
 // The four amounts of one GPU resource in one `type: Container` LimitRange item.
 struct GpuLimits {
@@ -35,9 +37,10 @@ struct GpuLimits {
   [[nodiscard]] std::string pointer(std::string_view field) const;  // "/spec/limits/0/max/nvidia.com~1gpu"
 };
 
-// Every GPU resource of every `type: Container` item of a LimitRange.
-[[nodiscard]] std::vector<GpuLimits> container_gpu_limits(const engine::Object& limitrange,
-                                                          const engine::ResourceMatcher& gpus);
+// Every GPU resource of every `type: Container` item of a LimitRange (made once per object and
+// set of GPU resource patterns, like tracked_gpus).
+[[nodiscard]] const std::vector<GpuLimits>& container_gpu_limits(const engine::Object& limitrange,
+                                                                 const engine::ResourceMatcher& gpus);
 
 // "1", "8": a quantity for messages.
 [[nodiscard]] std::string amount(const engine::Quantity& q);

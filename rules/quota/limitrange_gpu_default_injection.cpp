@@ -199,7 +199,7 @@ spec:
     // What each LimitRange does to each GPU resource, by namespace and resource, in listing order.
     struct Source {
       const Object* lr = nullptr;
-      quota::GpuLimits g;
+      const quota::GpuLimits* g = nullptr;  // kept with the LimitRange (quota::container_gpu_limits)
       Effect effect = Effect::none;
     };
     std::map<std::pair<std::string, std::string>, std::vector<Source>> sources;
@@ -220,15 +220,14 @@ spec:
     for (const auto& ns : wanted)
       for (const Object* lr : inv.list("", "LimitRange", ns)) in_wanted.push_back(lr);
     for (const Object* lr : in_wanted) {
-      for (auto& g : quota::container_gpu_limits(*lr, gpus)) {
+      for (const auto& g : quota::container_gpu_limits(*lr, gpus)) {
         Effect effect = Effect::none;
         if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())
           effect = g.default_from == "max" ? Effect::default_from_max : Effect::explicit_default;
         else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
           effect = Effect::request_from_min;
         if (effect == Effect::none) continue;
-        std::string r = g.resource;
-        sources[{inv.namespace_of(*lr), std::move(r)}].push_back(Source{lr, std::move(g), effect});
+        sources[{inv.namespace_of(*lr), g.resource}].push_back(Source{lr, &g, effect});
       }
     }
 
@@ -252,7 +251,7 @@ spec:
         if (receivers.empty()) continue;
         if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
         affected.push_back(tpl.what());
-        report_template(ctx, tpl, receivers, total, first.effect, first.g, lr_name);
+        report_template(ctx, tpl, receivers, total, first.effect, *first.g, lr_name);
       }
 
       std::string here;
@@ -263,7 +262,7 @@ spec:
       for (const Source& src : list) {
         if (!ctx.in_focus(*src.lr)) continue;  // a finding out of focus is not wanted: skip its message
         const Effect effect = src.effect;
-        const quota::GpuLimits& g = src.g;
+        const quota::GpuLimits& g = *src.g;
         if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected.empty()) continue;
         const std::string d = g.eff_default ? g.eff_default->to_string() : "";
         switch (effect) {

@@ -142,7 +142,7 @@ spec:
       std::set<std::string> capped;
       std::vector<std::string> inert;  // quotas with only ignored GPU keys
       for (const Object* q : inv.list("", "ResourceQuota", ns)) {
-        auto tracked = quota::tracked_gpus(*q, gpus);
+        const auto& tracked = quota::tracked_gpus(*q, gpus);
         for (const auto& [name, amount] : tracked) capped.insert(name);
         if (tracked.empty())
           if (const json* hard = path(q->body, {"spec", "hard"}); hard && hard->is_object())

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/json.h"
+#include "engine/json_write.h"
 #include "engine/positions.h"
 
 using namespace gpuguard::engine;
@@ -43,6 +44,50 @@ TEST_CASE("JSON pointers escape ~ and /") {
   CHECK(pointer_tokens("").empty());
   CHECK(pointer_tokens("/") == std::vector<std::string>{""});
   CHECK(pointer_join("/x", "a/b") == "/x/a~1b");
+}
+
+TEST_CASE("JSON strings are written byte for byte as nlohmann writes them, valid UTF-8 or not") {
+  auto nlohmann = [](const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); };
+  auto ours = [](const std::string& s) {
+    std::string out = "prefix,";  // appended to what is there, which stays
+    append_json_string(out, s);
+    return out;
+  };
+  const std::vector<std::string> cases = {
+      "", "plain", "q\"b\\s/\x7f\x01\x1f\n\t", "8 \u2265 8 GPUs", "\u00e9t\u00e9 \u20ac \U0001F680 \U0010FFFF",
+      "\xC0\x80",          // overlong NUL
+      "\xE0\x80\xAF",      // overlong /
+      "\xED\xA0\x80",      // a surrogate
+      "\xF4\x90\x80\x80",  // beyond U+10FFFF
+      "\xF5\x80\x80\x80", "\x80", "ab\xBF" "cd", "\xE2\x82", "\xE2\x82x", "\xF0\x9F\x9A", "ok \xE2\x89\xA5 then \xFF",
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c);
+    CHECK(ours(c) == "prefix," + nlohmann(c));
+  }
+  // Every string of one to three bytes drawn from bytes that matter to UTF-8 and JSON.
+  const std::vector<unsigned char> bytes = {0x00, 0x1f, 0x20, '"', '\\', 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1,
+                                            0xc2, 0xdf, 0xe0, 0xe1, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf4, 0xf5, 0xff, 'a'};
+  size_t checked = 0;
+  for (unsigned char a : bytes) {
+    for (int len = 1; len <= 3; ++len) {
+      for (unsigned char b : bytes) {
+        for (unsigned char c : bytes) {
+          std::string s(1, static_cast<char>(a));
+          if (len > 1) s += static_cast<char>(b);
+          if (len > 2) s += static_cast<char>(c);
+          if (ours(s) != "prefix," + nlohmann(s)) {
+            CAPTURE(s);
+            FAIL("differs from nlohmann");
+          }
+          ++checked;
+          if (len < 3) break;
+        }
+        if (len < 2) break;
+      }
+    }
+  }
+  CHECK(checked == 27 + 27 * 27 + 27 * 27 * 27);
 }
 
 }  // TEST_SUITE

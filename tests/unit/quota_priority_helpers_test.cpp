@@ -56,6 +56,30 @@ TEST_CASE("tracked GPU quota keys are the requests. ones") {
   CHECK(t.at("nvidia.com/gpu") == q(4));
 }
 
+TEST_CASE("quota and LimitRange projections are kept with the object, one per set of GPU resource patterns") {
+  auto rq = one("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\n"
+                "spec: {hard: {requests.nvidia.com/gpu: 4, requests.example.com/accel: 2}}\n");
+  const engine::ResourceMatcher nvidia(engine::default_gpu_resources());
+  const engine::ResourceMatcher other(std::vector<std::string>{"example.com/*"});
+  const auto& first = rules::quota::tracked_gpus(rq, nvidia);
+  CHECK(&rules::quota::tracked_gpus(rq, engine::ResourceMatcher(engine::default_gpu_resources())) == &first);
+  const auto& by_other = rules::quota::tracked_gpus(rq, other);  // a reloaded config's patterns
+  REQUIRE(by_other.size() == 1);
+  CHECK(by_other.at("example.com/accel") == q(2));
+  CHECK(&rules::quota::tracked_gpus(rq, nvidia) == &first);
+  REQUIRE(first.size() == 1);
+  CHECK(first.at("nvidia.com/gpu") == q(4));
+  // A copy of the object has its own (the body it points into is its own).
+  engine::Object copy = rq;
+  CHECK(&rules::quota::tracked_gpus(copy, nvidia) != &first);
+
+  auto lr = one("apiVersion: v1\nkind: LimitRange\nmetadata: {name: l}\nspec: {limits: [{type: Container, max: {nvidia.com/gpu: 8}}]}\n");
+  const auto& limits = rules::quota::container_gpu_limits(lr, nvidia);
+  REQUIRE(limits.size() == 1);
+  CHECK(&rules::quota::container_gpu_limits(lr, nvidia) == &limits);
+  CHECK(rules::quota::container_gpu_limits(lr, other).empty());
+}
+
 TEST_CASE("the priority classes a workload names, and the one its controller gives the pods") {
   using rules::priority::ClassKind;
   auto vcjob = one("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: j\n"
