@@ -17,7 +17,16 @@ std::string_view to_string(ParamType t) {
 }
 
 Params::Params(json values, std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes)
-    : values_(std::move(values)), regexes_(std::move(regexes)) {}
+    : values_(std::move(values)), regexes_(std::move(regexes)) {
+  if (!values_.is_object()) return;
+  for (const auto& [name, v] : values_.items()) {
+    if (!v.is_array()) continue;
+    std::vector<std::string> list;
+    for (const auto& x : v)
+      if (x.is_string()) list.push_back(x.get<std::string>());
+    string_lists_.emplace_back(name, std::move(list));
+  }
+}
 
 int64_t Params::integer(std::string_view name) const {
   const json* v = member(values_, name);
@@ -34,13 +43,11 @@ std::string Params::string(std::string_view name) const {
   return v && v->is_string() ? v->get<std::string>() : std::string();
 }
 
-std::vector<std::string> Params::strings(std::string_view name) const {
-  std::vector<std::string> out;
-  const json* v = member(values_, name);
-  if (v && v->is_array())
-    for (const auto& x : *v)
-      if (x.is_string()) out.push_back(x.get<std::string>());
-  return out;
+const std::vector<std::string>& Params::strings(std::string_view name) const {
+  static const std::vector<std::string> kNone;
+  for (const auto& [n, list] : string_lists_)
+    if (n == name) return list;
+  return kNone;
 }
 
 const re2::RE2* Params::regex(std::string_view name) const { return regex_ptr(name).get(); }

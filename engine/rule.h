@@ -79,7 +79,8 @@ class Params {
   [[nodiscard]] int64_t integer(std::string_view name) const;
   [[nodiscard]] bool boolean(std::string_view name) const;
   [[nodiscard]] std::string string(std::string_view name) const;
-  [[nodiscard]] std::vector<std::string> strings(std::string_view name) const;
+  // A list-of-strings parameter (made once, when the settings are: rules ask for it per object).
+  [[nodiscard]] const std::vector<std::string>& strings(std::string_view name) const;
   [[nodiscard]] const re2::RE2* regex(std::string_view name) const;
   [[nodiscard]] std::shared_ptr<const re2::RE2> regex_ptr(std::string_view name) const;
   [[nodiscard]] const json& values() const { return values_; }
@@ -87,6 +88,7 @@ class Params {
  private:
   json values_ = json::object();
   std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> string_lists_;  // every array value
 };
 
 // The identity strings of an object, allocated once per object and shared by every ObjectRef to

@@ -351,7 +351,7 @@ spec:
   void check_plugins(const json& spec, CheckContext& ctx) const {
     const json* plugins = member(spec, "plugins");
     if (!plugins || !plugins->is_object()) return;
-    const auto known = ctx.params().strings("knownPlugins");
+    const auto& known = ctx.params().strings("knownPlugins");
     std::set<std::string> known_set(known.begin(), known.end());
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;

@@ -333,7 +333,7 @@ spec:
   std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
-    const auto extra = ctx.params().strings("extraProducts");
+    const auto& extra = ctx.params().strings("extraProducts");
     for (const auto& t : pod_templates(obj))
       for (const auto& r : labels::label_requirements(t)) {
         const bool mig_key = r.key.starts_with("nvidia.com/mig-");

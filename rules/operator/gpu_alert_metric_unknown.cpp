@@ -91,7 +91,7 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const auto& known = operator_::dcgm_default_metrics();
-    const auto extra = ctx.params().strings("extraMetrics");
+    const auto& extra = ctx.params().strings("extraMetrics");
     auto* st = static_cast<State*>(ctx.state());
     for (const auto& e : operator_::prometheus_exprs(obj))
       for (const auto& m : operator_::dcgm_metrics(e.expr)) {

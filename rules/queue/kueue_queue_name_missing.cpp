@@ -187,7 +187,7 @@ spec:
   void finish(FinishContext& ctx) const override {
     auto* st = static_cast<State*>(ctx.state());
     const Inventory& inv = ctx.inventory();
-    const auto listed = ctx.params().strings("kueueNamespaces");
+    const auto& listed = ctx.params().strings("kueueNamespaces");
     const json* defaults = member(ctx.params().values(), "defaultQueues");
     const bool defaulting = ctx.params().boolean("kueueDefaulting");
     for (const auto& u : st->unlabelled) {

@@ -124,7 +124,7 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const std::string label = ctx.params().string("label");
-    const auto values = ctx.params().strings("values");
+    const auto& values = ctx.params().strings("values");
     for (const auto& t : pod_templates(obj)) {
       std::string value;
       for (const json* md : {&t.metadata(), &obj.metadata()}) {

@@ -136,7 +136,7 @@ spec:
   std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
-    const auto pins = ctx.params().strings("nodeLabels");
+    const auto& pins = ctx.params().strings("nodeLabels");
     // nvidia.com/gpu.product always pins (the fix requires it, so the fix settles whatever nodeLabels says).
     auto is_pin = [&](std::string_view key) { return key == kProductLabel || std::find(pins.begin(), pins.end(), key) != pins.end(); };
     // A DaemonSet runs on every node it selects: its GPU pods follow the nodes, whatever the model.
@@ -201,7 +201,7 @@ spec:
   void finish(FinishContext& ctx) const override {
     auto* st = static_cast<State*>(ctx.state());
     const Inventory& inv = ctx.inventory();
-    const auto pins = ctx.params().strings("nodeLabels");
+    const auto& pins = ctx.params().strings("nodeLabels");
     const json* defaults = member(ctx.params().values(), "defaultProducts");
     for (const auto& u : st->unpinned) {
       std::string why_not;  // why Kueue's flavors do not pin it, when the queue is known

@@ -87,8 +87,8 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const int64_t min = ctx.params().integer("minGpus");
-    const auto schedulers = ctx.params().strings("topologySchedulers");
-    const auto labels = ctx.params().strings("topologyNodeLabels");
+    const auto& schedulers = ctx.params().strings("topologySchedulers");
+    const auto& labels = ctx.params().strings("topologyNodeLabels");
     auto is_label = [&](std::string_view k) { return std::find(labels.begin(), labels.end(), k) != labels.end(); };
     for (const auto& t : pod_templates(obj)) {
       Quantity total;

@@ -180,10 +180,10 @@ spec:
   const RuleInfo& info() const override { return info_; }
 
   void check(const Object& obj, CheckContext& ctx) const override {
-    const auto rdma_resources = ctx.params().strings("rdmaResources");
-    const auto sriov_resources = ctx.params().strings("sriovResources");
+    const auto& rdma_resources = ctx.params().strings("rdmaResources");
+    const auto& sriov_resources = ctx.params().strings("sriovResources");
     const re2::RE2* rdma_networks = ctx.params().regex("rdmaNetworks");
-    const auto zone_labels = ctx.params().strings("zoneLabels");
+    const auto& zone_labels = ctx.params().strings("zoneLabels");
     auto is_zone = [&](std::string_view key) { return std::find(zone_labels.begin(), zone_labels.end(), key) != zone_labels.end(); };
     // A DaemonSet's pods are one per node, not a job whose members talk to each other.
     if (obj.is("apps", "DaemonSet")) return;
