@@ -87,20 +87,15 @@ spec:
   static std::optional<Quantity> amount(const json& value, const Container& c, std::string_view name,
                                         std::string_view kind, const std::string& ptr, CheckContext& ctx) {
     auto q = Quantity::from_json(value);
-    std::string what = describe(c) + ": " + std::string(name) + " " + std::string(kind) + " " + brief(value);
-    if (!q) {
+    if (q && !q->is_negative() && q->is_integer()) return *q;
+    const std::string what = describe(c) + ": " + std::string(name) + " " + std::string(kind) + " " + brief(value);
+    if (!q)
       ctx.report(ptr, what + " is not a valid quantity: " + q.error());
-      return std::nullopt;
-    }
-    if (q->is_negative()) {
+    else if (q->is_negative())
       ctx.report(ptr, what + " must be greater than or equal to 0");
-      return std::nullopt;
-    }
-    if (!q->is_integer()) {
+    else
       ctx.report(ptr, what + " must be a whole number: GPUs are not divisible, and the API server rejects the pod (\"must be an integer\")");
-      return std::nullopt;
-    }
-    return *q;
+    return std::nullopt;
   }
 
   void check_container(const Container& c, CheckContext& ctx) const {
