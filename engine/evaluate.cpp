@@ -471,10 +471,22 @@ void Evaluation::precheck(std::span<Object> objects, uint32_t first_id) const {
   if (rules && !objects.empty()) objects.back().precheck->shard = std::move(shard);
 }
 
-uint32_t Evaluation::add(Object&& obj) {
+uint32_t Evaluation::add(Object&& added) {
   Impl& m = *impl_;
   const bool focus = m.options.focus_on_added;
-  const std::shared_ptr<Precheck> ahead = std::move(obj.precheck);
+  const std::shared_ptr<Precheck> ahead = std::move(added.precheck);
+  const bool keep = added.is_kubernetes_object() && m.inventory.keeps(added.gvk.group, added.gvk.kind);
+  // An object that stays (kept, or waiting in focus) goes to the heap before the checks read it,
+  // so what they derive from it (DerivedViews) stays with it instead of going with a later move.
+  std::shared_ptr<Object> held;
+  if (focus || keep) {
+    // A kept object's position index was grown node by node: a copy holds it without the vectors'
+    // spare capacity (unless other items of the same List share it).
+    if (keep && added.positions && added.positions.use_count() == 1)
+      added.positions = std::make_shared<const PositionIndex>(*added.positions);
+    held = std::make_shared<Object>(std::move(added));
+  }
+  Object& obj = held ? *held : added;
   Precheck here;
   // A precheck gave the object the id `add` gives it, and its states saw the objects before it.
   Precheck* pre = ahead && ahead->owner == &m && obj.id == m.next_id ? ahead.get() : &here;
@@ -497,17 +509,13 @@ uint32_t Evaluation::add(Object&& obj) {
       for (size_t i = 0; i < pre->shard->states.size(); ++i)
         if (pre->shard->states[i]) m.state(i)->merge(*pre->shard->states[i]);
   }
-  const bool keep = obj.is_kubernetes_object() && m.inventory.keeps(obj.gvk.group, obj.gvk.kind);
   const uint32_t id = obj.id;
-  // A kept object's position index was grown node by node: a copy holds it without the vectors'
-  // spare capacity (unless other items of the same List share it).
-  if (keep && obj.positions && obj.positions.use_count() == 1) obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
   if (focus) {
-    auto shared = std::make_shared<const Object>(std::move(obj));
+    std::shared_ptr<const Object> shared = std::move(held);
     if (keep) m.inventory.add(shared, pre->ns);
     m.pending.push_back({std::move(shared), std::move(pre->ref)});
   } else if (keep) {
-    m.inventory.add(std::make_shared<const Object>(std::move(obj)), pre->ns);
+    m.inventory.add(std::move(held), pre->ns);
   }
   return id;
 }

@@ -147,6 +147,9 @@ std::array<std::atomic<void (*)(void*)>, DerivedViews::kSlots> g_view_deleters{}
 std::atomic<size_t> g_view_slots{0};
 }  // namespace
 
+// The types of view so far: engine::PodViews, rules/mig's MigPartedDocs, rules/quota's QuotaGpus and
+// LimitRangeGpus. The rule suites (fixtures, corpus) use every one, so a type beyond kSlots stops
+// them the first time they run.
 size_t DerivedViews::register_slot(Deleter deleter) {
   const size_t slot = g_view_slots.fetch_add(1);
   if (slot >= kSlots) {  // a new type of view without raising kSlots: a programming error
@@ -158,8 +161,11 @@ size_t DerivedViews::register_slot(Deleter deleter) {
 }
 
 void DerivedViews::reset() noexcept {
+  // Only the object's owner resets it (destroyed, moved or assigned), never while rules read it:
+  // most objects never had a view, and a load costs less than an exchange.
   for (size_t i = 0; i < kSlots; ++i)
-    if (void* p = slots_[i].exchange(nullptr, std::memory_order_acq_rel)) g_view_deleters[i].load(std::memory_order_acquire)(p);
+    if (slots_[i].load(std::memory_order_acquire) != nullptr)
+      if (void* p = slots_[i].exchange(nullptr, std::memory_order_acq_rel)) g_view_deleters[i].load(std::memory_order_acquire)(p);
 }
 
 Object object_from_json(json body, SourceRef source) {
