@@ -87,8 +87,15 @@ spec:
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
     const auto& gpus = ctx.settings().gpu_resources;
-    for (const Object* lr : inv.list("", "LimitRange")) {
-      if (!ctx.in_focus(*lr)) continue;
+    // Findings are about LimitRanges: the one admitted in the webhook, every one in the linter.
+    std::vector<const Object*> limitranges;
+    if (const auto* focused = ctx.focused()) {
+      for (const Object* o : *focused)
+        if (o->is("", "LimitRange")) limitranges.push_back(o);
+    } else {
+      limitranges = inv.list("", "LimitRange");
+    }
+    for (const Object* lr : limitranges) {
       const std::string& ns = inv.namespace_of(*lr);
       // The smallest GPU quota of the namespace, per resource.
       std::map<std::string, std::pair<Quantity, std::string>> cap;

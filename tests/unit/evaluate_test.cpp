@@ -197,6 +197,35 @@ TEST_CASE("the webhook's view: one admitted object over a complete state, in foc
   CHECK(r.findings[0].message.find("6 user PriorityClasses") != std::string::npos);
 }
 
+TEST_CASE("the webhook's view: cross-object LimitRange rules report on the admitted LimitRange only") {
+  // The state's LimitRange exceeds the quota too; admitting another reports the admitted one.
+  auto base = std::make_shared<Inventory>(std::set<KindRef>{{"", "LimitRange"}, {"", "ResourceQuota"}});
+  base->set_complete(true);
+  uint32_t id = 0;
+  for (auto& o : gpuguard::test::load_objects(
+           "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu, namespace: team-a}\nspec: {hard: {requests.nvidia.com/gpu: 4}}\n"
+           "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: old, namespace: team-a}\n"
+           "spec: {limits: [{type: Container, max: {nvidia.com/gpu: 8}, default: {nvidia.com/gpu: 0}}]}\n")) {
+    o.id = id++;
+    base->add(std::make_shared<Object>(std::move(o)), "team-a");
+  }
+  Config config = default_config(gpuguard::test::registry());
+  EvalOptions eo;
+  eo.base = base;
+  eo.focus_on_added = true;
+  eo.only_rules = {"limitrange-exceeds-quota"};
+  Evaluation eval(gpuguard::test::registry(), config, eo);
+  auto admitted = gpuguard::test::load_objects(
+      "apiVersion: v1\nkind: LimitRange\nmetadata: {name: new, namespace: team-a}\n"
+      "spec: {limits: [{type: Container, max: {nvidia.com/gpu: 6}, default: {nvidia.com/gpu: 0}}]}\n");
+  eval.add(std::move(admitted[0]));
+  Result r = eval.finish();
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].rule == "limitrange-exceeds-quota");
+  CHECK(r.findings[0].object.name() == "new");
+  CHECK(r.findings[0].pointer == "/spec/limits/0/max/nvidia.com~1gpu");
+}
+
 TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch") {
   auto objs = gpuguard::test::load_objects(bad_pod());
   Config config = default_config(gpuguard::test::registry());
