@@ -23,6 +23,13 @@ struct Members {
     out += "\": ";
     first = false;
   }
+  void string(std::string_view k, std::string_view v) {
+    key(k);
+    engine::append_json_string(out, v);
+  }
+  void string_unless_empty(std::string_view k, std::string_view v) {
+    if (!v.empty()) string(k, v);
+  }
   void close(std::string_view outer_pad) {
     out.push_back('\n');
     out += outer_pad;
@@ -39,10 +46,7 @@ void write_finding(std::string& out, const engine::Finding& f, std::string& buf)
     m.key("column");
     out += std::to_string(f.pos.col);
   }
-  if (located && f.object.source) {
-    m.key("file");
-    engine::append_json_string(out, f.object.source->path);
-  }
+  if (located && f.object.source) m.string("file", f.object.source->path);
   if (f.fix) {
     m.key("fix");
     std::ostringstream nested;
@@ -53,47 +57,27 @@ void write_finding(std::string& out, const engine::Finding& f, std::string& buf)
     m.key("line");
     out += std::to_string(f.pos.line);
   }
-  m.key("message");
-  engine::append_json_string(out, f.message);
+  m.string("message", f.message);
   if (located) {
     const engine::ObjectRef& o = f.object;
     m.key("object");
     Members obj{out, "        "};
-    if (!o.api_version().empty()) {
-      obj.key("apiVersion");
-      engine::append_json_string(out, o.api_version());
-    }
+    obj.string_unless_empty("apiVersion", o.api_version());
     obj.key("document");
     out += std::to_string(o.document);
-    if (!o.item_pointer().empty()) {
-      obj.key("itemPointer");
-      engine::append_json_string(out, o.item_pointer());
-    }
-    if (!o.kind().empty()) {
-      obj.key("kind");
-      engine::append_json_string(out, o.kind());
-    }
-    if (!o.name().empty()) {
-      obj.key("name");
-      engine::append_json_string(out, o.name());
-    }
-    if (!o.namespace_().empty()) {
-      obj.key("namespace");
-      engine::append_json_string(out, o.namespace_());
-    }
+    obj.string_unless_empty("itemPointer", o.item_pointer());
+    obj.string_unless_empty("kind", o.kind());
+    obj.string_unless_empty("name", o.name());
+    obj.string_unless_empty("namespace", o.namespace_());
     obj.close("      ");
-    m.key("pointer");
-    engine::append_json_string(out, f.pointer);
+    m.string("pointer", f.pointer);
   }
-  m.key("rule");
-  engine::append_json_string(out, f.rule);
-  m.key("severity");
-  engine::append_json_string(out, engine::to_string(f.severity));
+  m.string("rule", f.rule);
+  m.string("severity", engine::to_string(f.severity));
   if (f.suppressed) {
     m.key("suppressed");
     Members sup{out, "        "};
-    sup.key("reason");
-    engine::append_json_string(out, f.suppression);
+    sup.string("reason", f.suppression);
     sup.close("      ");
   }
   m.close("    ");

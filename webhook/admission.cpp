@@ -328,17 +328,11 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       if (!gone.is_kubernetes_object() || !state->keeps(gone.gvk.group, gone.gvk.kind)) return allow("skipped");
       auto planned = delete_plans_.find(engine::KindLess::View{gone.gvk.group, gone.gvk.kind});
       auto aggregate = [&](std::shared_ptr<const engine::Inventory> inv) {
+        if (planned == delete_plans_.end()) return engine::Result{};  // no rule reads the kind
         engine::EvalOptions eo;
         eo.complete = inv->complete();
         eo.base = std::move(inv);
-        if (planned != delete_plans_.end()) {
-          eo.plan = planned->second;  // the rules that read the kind
-        } else {
-          for (const engine::Rule* rule : registry_.rules())
-            for (const auto& k : rule->info().reads)
-              if (k.group == gone.gvk.group && k.kind == gone.gvk.kind) eo.only_rules.insert(rule->info().id);
-          if (eo.only_rules.empty()) return engine::Result{};
-        }
+        eo.plan = planned->second;  // the rules that read the kind
         engine::Evaluation eval(registry_, config, eo);
         return eval.finish();
       };

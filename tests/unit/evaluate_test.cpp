@@ -18,6 +18,27 @@ std::string bad_pod(const std::string& annotations = "") {
   return s;
 }
 
+// A complete cluster state of these kinds, as the webhook holds it, and the options that evaluate
+// an admitted object against it.
+std::shared_ptr<Inventory> complete_state(std::set<KindRef> kinds, const std::string& yaml) {
+  auto base = std::make_shared<Inventory>(std::move(kinds));
+  base->set_complete(true);
+  uint32_t id = 0;
+  for (auto& o : gpuguard::test::load_objects(yaml)) {
+    o.id = id++;
+    std::string ns = o.namespace_;
+    base->add(std::make_shared<Object>(std::move(o)), std::move(ns));
+  }
+  return base;
+}
+
+EvalOptions admitting_over(std::shared_ptr<Inventory> base) {
+  EvalOptions eo;
+  eo.base = std::move(base);
+  eo.focus_on_added = true;
+  return eo;
+}
+
 size_t unsuppressed(const Result& r) {
   size_t n = 0;
   for (const auto& f : r.findings) n += f.suppressed ? 0 : 1;
@@ -173,22 +194,13 @@ TEST_CASE("a layered inventory sees its base, minus what it replaces or removes"
 
 TEST_CASE("the webhook's view: one admitted object over a complete state, in focus") {
   // Five classes in the state; admitting a sixth warns on the sixth, and only on it.
-  auto base = std::make_shared<Inventory>(std::set<KindRef>{{"scheduling.k8s.io", "PriorityClass"}});
-  base->set_complete(true);
   std::string state;
   for (int i = 0; i < 5; ++i)
     state += "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: c" + std::to_string(i) + "}\nvalue: " +
              std::to_string(i) + "\n";
-  uint32_t id = 0;
-  for (auto& o : gpuguard::test::load_objects(state)) {
-    o.id = id++;
-    base->add(std::make_shared<Object>(std::move(o)), "");
-  }
   Config config = default_config(gpuguard::test::registry());
-  EvalOptions eo;
-  eo.base = base;
-  eo.focus_on_added = true;
-  Evaluation eval(gpuguard::test::registry(), config, eo);
+  Evaluation eval(gpuguard::test::registry(), config,
+                  admitting_over(complete_state({{"scheduling.k8s.io", "PriorityClass"}}, state)));
   auto sixth = gpuguard::test::load_objects("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: c5}\nvalue: 9\n");
   eval.add(std::move(sixth[0]));
   Result r = eval.finish();
@@ -199,20 +211,13 @@ TEST_CASE("the webhook's view: one admitted object over a complete state, in foc
 
 TEST_CASE("the webhook's view: cross-object LimitRange rules report on the admitted LimitRange only") {
   // The state's LimitRange exceeds the quota too; admitting another reports the admitted one.
-  auto base = std::make_shared<Inventory>(std::set<KindRef>{{"", "LimitRange"}, {"", "ResourceQuota"}});
-  base->set_complete(true);
-  uint32_t id = 0;
-  for (auto& o : gpuguard::test::load_objects(
-           "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu, namespace: team-a}\nspec: {hard: {requests.nvidia.com/gpu: 4}}\n"
-           "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: old, namespace: team-a}\n"
-           "spec: {limits: [{type: Container, max: {nvidia.com/gpu: 8}, default: {nvidia.com/gpu: 0}}]}\n")) {
-    o.id = id++;
-    base->add(std::make_shared<Object>(std::move(o)), "team-a");
-  }
+  auto base = complete_state(
+      {{"", "LimitRange"}, {"", "ResourceQuota"}},
+      "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: gpu, namespace: team-a}\nspec: {hard: {requests.nvidia.com/gpu: 4}}\n"
+      "---\napiVersion: v1\nkind: LimitRange\nmetadata: {name: old, namespace: team-a}\n"
+      "spec: {limits: [{type: Container, max: {nvidia.com/gpu: 8}, default: {nvidia.com/gpu: 0}}]}\n");
   Config config = default_config(gpuguard::test::registry());
-  EvalOptions eo;
-  eo.base = base;
-  eo.focus_on_added = true;
+  EvalOptions eo = admitting_over(base);
   eo.only_rules = {"limitrange-exceeds-quota"};
   Evaluation eval(gpuguard::test::registry(), config, eo);
   auto admitted = gpuguard::test::load_objects(
