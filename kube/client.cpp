@@ -15,6 +15,8 @@
 #include <set>
 #include <sstream>
 
+#include "engine/json_parse.h"
+
 namespace gpuguard::kube {
 
 using engine::json;
@@ -85,7 +87,7 @@ ApiError status_error(int http_status, const std::string& body, const std::strin
   ApiError e;
   e.status = http_status;
   std::string message;
-  json j = json::parse(body, nullptr, false);
+  json j = engine::parse_json(body);
   if (!j.is_discarded()) {
     if (auto r = engine::string_at(j, "reason")) e.reason = std::string(*r);
     if (auto m = engine::string_at(j, "message")) message = std::string(*m);
@@ -329,7 +331,7 @@ struct Client::Impl {
                                  describe(path) + ": response larger than " + std::to_string(options.max_response_bytes) +
                                      " bytes (lower the page size)"});
     if (*st < 200 || *st >= 300) return Unexpected(http_error(*st, error_body, path));
-    json j = json::parse(body, nullptr, false);
+    json j = engine::parse_json(body);
     if (j.is_discarded()) return Unexpected(ApiError{*st, "BadResponse", describe(path) + ": the response is not JSON"});
     return j;
   }
@@ -509,7 +511,7 @@ Expected<void, ApiError> Client::watch(const Resource& resource, const std::stri
   auto handle_line = [&](std::string_view line) -> bool {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
     if (line.empty()) return true;
-    json j = json::parse(line, nullptr, false);
+    json j = engine::parse_json(line);
     if (j.is_discarded() || !j.is_object()) {
       error = ApiError{200, "BadResponse", impl_->describe(path) + ": a watch event is not JSON"};
       return false;

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "engine/evaluate.h"
+#include "engine/json_parse.h"
 #include "engine/json_write.h"
 #include "engine/mutate.h"
 
@@ -256,7 +257,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       return invalid(outcome, "the body is over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
     if (!depth_within(body, limits_.max_json_depth))
       return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
-    json doc = json::parse(body, nullptr, false);
+    json doc = engine::parse_json(body);
     if (doc.is_discarded()) return invalid(outcome, "the body is not valid JSON");
     if (auto err = decode(doc, r)) return invalid(outcome, *err);
     decoded = true;

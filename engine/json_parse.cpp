@@ -1,0 +1,338 @@
+#include "engine/json_parse.h"
+
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <system_error>
+
+namespace gpuguard::engine {
+
+namespace {
+
+// What a byte is inside a JSON string.
+enum Byte : uint8_t { plain = 0, quote, backslash, control, high };
+
+constexpr std::array<uint8_t, 256> kStringBytes = [] {
+  std::array<uint8_t, 256> t{};
+  for (unsigned c = 0; c < 0x20; ++c) t[c] = control;  // must be escaped
+  t['"'] = quote;
+  t['\\'] = backslash;
+  for (unsigned c = 0x80; c < 0x100; ++c) t[c] = high;
+  return t;
+}();
+
+// Reads a document of the shapes Kubernetes sends; returns false at anything else, and the caller
+// asks nlohmann (which then gives the same value a slower way, or the error).
+class Reader {
+ public:
+  explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  bool document(json& out) {
+    skip_space();
+    if (!value(out, 0)) return false;
+    skip_space();
+    return p_ == end_;
+  }
+
+ private:
+  // Deeper than this, nlohmann (which keeps its own stack) reads it: this reader recurses.
+  static constexpr unsigned kMaxDepth = 512;
+
+  const char* p_;
+  const char* end_;
+
+  void skip_space() {
+    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+  }
+
+  bool literal(std::string_view word) {
+    if (static_cast<size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) return false;
+    p_ += word.size();
+    return true;
+  }
+
+  bool value(json& out, unsigned depth) {
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '{': return object(out, depth);
+      case '[': return array(out, depth);
+      case '"': {
+        std::string s;
+        if (!string(s)) return false;
+        out = std::move(s);
+        return true;
+      }
+      case 't':
+        if (!literal("true")) return false;
+        out = true;
+        return true;
+      case 'f':
+        if (!literal("false")) return false;
+        out = false;
+        return true;
+      case 'n':
+        if (!literal("null")) return false;
+        out = nullptr;
+        return true;
+      default: return number(out);
+    }
+  }
+
+  bool object(json& out, unsigned depth) {
+    if (depth >= kMaxDepth) return false;
+    ++p_;  // '{'
+    out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    skip_space();
+    if (p_ < end_ && *p_ == '}') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      if (p_ == end_ || *p_ != '"') return false;
+      std::string key;
+      if (!string(key)) return false;
+      skip_space();
+      if (p_ == end_ || *p_ != ':') return false;
+      ++p_;
+      skip_space();
+      // A repeated key: its value is read over the earlier one (nlohmann keeps the last).
+      json& slot = members.try_emplace(std::move(key)).first->second;
+      if (!value(slot, depth + 1)) return false;
+      skip_space();
+      if (p_ == end_) return false;
+      if (*p_ == ',') {
+        ++p_;
+        skip_space();
+        continue;
+      }
+      if (*p_ != '}') return false;
+      ++p_;
+      return true;
+    }
+  }
+
+  bool array(json& out, unsigned depth) {
+    if (depth >= kMaxDepth) return false;
+    ++p_;  // '['
+    out = json::array();
+    auto& items = out.get_ref<json::array_t&>();
+    skip_space();
+    if (p_ < end_ && *p_ == ']') {
+      ++p_;
+      return true;
+    }
+    for (;;) {
+      if (!value(items.emplace_back(), depth + 1)) return false;
+      skip_space();
+      if (p_ == end_) return false;
+      if (*p_ == ',') {
+        ++p_;
+        skip_space();
+        continue;
+      }
+      if (*p_ != ']') return false;
+      ++p_;
+      return true;
+    }
+  }
+
+  // One well-formed UTF-8 sequence starting at p_ (RFC 3629, as nlohmann's lexer checks it: no
+  // overlong forms, no surrogates, nothing past U+10FFFF); its length, or 0.
+  size_t utf8_sequence() const {
+    auto at = [&](size_t i) -> unsigned { return static_cast<unsigned char>(p_[i]); };
+    auto in = [&](size_t i, unsigned lo, unsigned hi) { return p_ + i < end_ && at(i) >= lo && at(i) <= hi; };
+    unsigned c = at(0);
+    if (c >= 0xC2 && c <= 0xDF) return in(1, 0x80, 0xBF) ? 2 : 0;
+    if (c == 0xE0) return in(1, 0xA0, 0xBF) && in(2, 0x80, 0xBF) ? 3 : 0;
+    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return in(1, 0x80, 0xBF) && in(2, 0x80, 0xBF) ? 3 : 0;
+    if (c == 0xED) return in(1, 0x80, 0x9F) && in(2, 0x80, 0xBF) ? 3 : 0;
+    if (c == 0xF0) return in(1, 0x90, 0xBF) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
+    if (c >= 0xF1 && c <= 0xF3) return in(1, 0x80, 0xBF) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
+    if (c == 0xF4) return in(1, 0x80, 0x8F) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
+    return 0;
+  }
+
+  bool hex4(unsigned& out) {
+    if (end_ - p_ < 4) return false;
+    unsigned v = 0;
+    for (int i = 0; i < 4; ++i) {
+      char c = *p_++;
+      unsigned d;
+      if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
+      else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
+      else return false;
+      v = v * 16 + d;
+    }
+    out = v;
+    return true;
+  }
+
+  static void append_utf8(std::string& s, unsigned cp) {
+    if (cp < 0x80) {
+      s += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      s += static_cast<char>(0xC0 | (cp >> 6));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      s += static_cast<char>(0xE0 | (cp >> 12));
+      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      s += static_cast<char>(0xF0 | (cp >> 18));
+      s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // \uXXXX (p_ after the 'u'), a surrogate pair as one code point.
+  bool unicode_escape(std::string& s) {
+    unsigned cp = 0;
+    if (!hex4(cp)) return false;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a low surrogate alone
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      unsigned low = 0;
+      if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+      p_ += 2;
+      if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+    }
+    append_utf8(s, cp);
+    return true;
+  }
+
+  // A string (p_ at its opening quote) into `s`.
+  bool string(std::string& s) {
+    ++p_;
+    const char* run = p_;  // bytes copied as they are, from here
+    for (;;) {
+      while (p_ < end_ && kStringBytes[static_cast<unsigned char>(*p_)] == plain) ++p_;
+      if (p_ == end_) return false;
+      switch (kStringBytes[static_cast<unsigned char>(*p_)]) {
+        case quote:
+          s.append(run, p_);
+          ++p_;
+          return true;
+        case high: {
+          size_t n = utf8_sequence();
+          if (n == 0) return false;
+          p_ += n;
+          continue;
+        }
+        case backslash: {
+          s.append(run, p_);
+          if (end_ - p_ < 2) return false;
+          char e = p_[1];
+          p_ += 2;
+          switch (e) {
+            case '"': s += '"'; break;
+            case '\\': s += '\\'; break;
+            case '/': s += '/'; break;
+            case 'b': s += '\b'; break;
+            case 'f': s += '\f'; break;
+            case 'n': s += '\n'; break;
+            case 'r': s += '\r'; break;
+            case 't': s += '\t'; break;
+            case 'u':
+              if (!unicode_escape(s)) return false;
+              break;
+            default: return false;
+          }
+          run = p_;
+          continue;
+        }
+        default: return false;  // a control character
+      }
+    }
+  }
+
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+  // RFC 8259's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. An integer is number_integer
+  // when negative and number_unsigned otherwise (as nlohmann's lexer makes them); one of more than
+  // 18 digits, which may not fit, is left to nlohmann.
+  bool number(json& out) {
+    const char* start = p_;
+    bool negative = false;
+    if (p_ < end_ && *p_ == '-') {
+      negative = true;
+      ++p_;
+    }
+    if (p_ == end_ || !digit(*p_)) return false;
+    if (*p_ == '0') ++p_;
+    else
+      while (p_ < end_ && digit(*p_)) ++p_;
+    const char* int_end = p_;
+    bool integral = true;
+    if (p_ < end_ && *p_ == '.') {
+      integral = false;
+      ++p_;
+      if (p_ == end_ || !digit(*p_)) return false;
+      while (p_ < end_ && digit(*p_)) ++p_;
+    }
+    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+      integral = false;
+      ++p_;
+      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ == end_ || !digit(*p_)) return false;
+      while (p_ < end_ && digit(*p_)) ++p_;
+    }
+    if (integral) {
+      const char* digits = start + (negative ? 1 : 0);
+      if (int_end - digits > 18) return false;
+      uint64_t v = 0;
+      for (const char* d = digits; d < int_end; ++d) v = v * 10 + static_cast<uint64_t>(*d - '0');
+      if (negative) out = -static_cast<int64_t>(v);
+      else out = v;
+      return true;
+    }
+    // Correctly rounded, like nlohmann's strtod; an overflow or underflow is left to nlohmann.
+    double d = 0;
+    auto [end, ec] = std::from_chars(start, p_, d);
+    if (ec != std::errc{} || end != p_) return false;
+    out = d;
+    return true;
+  }
+};
+
+}  // namespace
+
+bool parse_json_fast(std::string_view text, json& out) { return Reader(text).document(out); }
+
+bool identical(const json& a, const json& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case json::value_t::object: {
+      const auto& x = a.get_ref<const json::object_t&>();
+      const auto& y = b.get_ref<const json::object_t&>();
+      if (x.size() != y.size()) return false;
+      for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+        if (i->first != j->first || !identical(i->second, j->second)) return false;
+      return true;
+    }
+    case json::value_t::array: {
+      const auto& x = a.get_ref<const json::array_t&>();
+      const auto& y = b.get_ref<const json::array_t&>();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!identical(x[i], y[i])) return false;
+      return true;
+    }
+    case json::value_t::number_float:
+      return std::bit_cast<uint64_t>(a.get<double>()) == std::bit_cast<uint64_t>(b.get<double>());
+    case json::value_t::discarded: return true;
+    default: return a == b;
+  }
+}
+
+json parse_json(std::string_view text) {
+  json out;
+  if (parse_json_fast(text, out)) return out;
+  return json::parse(text, nullptr, false);
+}
+
+}  // namespace gpuguard::engine

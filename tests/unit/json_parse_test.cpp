@@ -1,0 +1,118 @@
+// engine::parse_json against nlohmann's parser: the same value with the same types, or the same
+// refusal, for fixed edge cases, every JSON file of the tests and the corpus, and every one-byte
+// change of the small ones.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/json_parse.h"
+#include "tests/support/support.h"
+
+using namespace gpuguard::engine;
+
+namespace {
+
+bool agrees(std::string_view text) { return identical(parse_json(text), json::parse(text, nullptr, false)); }
+
+std::vector<std::filesystem::path> json_files() {
+  std::vector<std::filesystem::path> dirs{gpuguard::test::source_dir() / "tests"};
+  if (auto shared = gpuguard::test::shared_dir()) dirs.push_back(*shared / "corpus");
+  std::vector<std::filesystem::path> files;
+  for (const auto& d : dirs)
+    for (const auto& e : std::filesystem::recursive_directory_iterator(d))
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+TEST_SUITE("unit") {
+
+TEST_CASE("identical tells types apart where nlohmann's == does not") {
+  CHECK(json(1u) == json(1));
+  CHECK_FALSE(identical(json(1u), json(1)));
+  CHECK_FALSE(identical(json(0.0), json(-0.0)));
+  CHECK_FALSE(identical(json(1.0), json(1)));
+  CHECK(identical(json::parse(R"({"a":[1,-2,1.5,"x",null,true]})"), json::parse(R"({"a":[1,-2,1.5,"x",null,true]})")));
+  CHECK_FALSE(identical(json::parse(R"({"a":[1]})"), json::parse(R"({"a":[1,2]})")));
+  CHECK_FALSE(identical(json::parse(R"({"a":1})"), json::parse(R"({"b":1})")));
+  CHECK(identical(json(json::value_t::discarded), json(json::value_t::discarded)));
+  CHECK_FALSE(identical(json(json::value_t::discarded), json()));
+}
+
+TEST_CASE("parse_json gives nlohmann's value and types for the shapes of JSON") {
+  const char* cases[] = {
+      // scalars and their types: non-negative integers unsigned, negative signed
+      "0", "-0", "7", "-7", "123456789012345678", "-123456789012345678", "1234567890123456789",
+      "18446744073709551615", "18446744073709551616", "-9223372036854775808", "-9223372036854775809",
+      "1.5", "-0.0", "0.1", "1e5", "1E+5", "1e-5", "2.5e-3", "1e308", "1e309", "-1e309", "1e-400", "4.9e-324",
+      "0.30000000000000004", "123456789012345678901234567890.5", "true", "false", "null",
+      // numbers that are not
+      "01", "-", "-a", "1.", ".5", "1e", "1e+", "+1", "0x10", "1 2", "NaN", "Infinity",
+      // strings
+      R"("")", R"("a")", R"("a\"b\\c\/d\b\f\n\r\t")", R"("\u0041\u00e9\u20ac")", R"("\ud83d\ude00")",
+      R"("\u0000")", R"("\u003cscript\u003e")", R"("\uD83D\uDE00")", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"",
+      // strings that are not
+      R"("\ud83d")", R"("\ude00")", R"("\ud83d\u0041")", R"("\ud83dx")", R"("\u12")", R"("\x")", "\"a",
+      "\"\x01\"", "\"\x7f\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xe2\x82\"",
+      "\"\x80\"", "\"\xff\"", "\"a\x00b\"",
+      // containers
+      "{}", "[]", "[1,2,3]", R"({"a":1,"b":[true,null,{"c":"d"}]})", " \t\r\n{ \"a\" : [ 1 , 2 ] } \n",
+      R"({"a":1,"a":2})", R"({"a":{"x":1},"a":[2]})", R"({"b":1,"a":2,"c":3})", "[[[[[]]]]]",
+      // containers that are not
+      "{", "[", "[1,]", "{\"a\":1,}", "{\"a\"}", "{\"a\" 1}", "{a:1}", "[1 2]", "{}x", "[] []", "",
+      "   ", "\xef\xbb\xbf{}", "{\"a\":1}\x00", "{\"a\":1}//", "/* */{}",
+  };
+  for (const char* c : cases) {
+    INFO("text: " << c);
+    CHECK(agrees(c));
+  }
+  // Embedded NULs, which a C string cannot hold.
+  CHECK(agrees(std::string_view("[1,\0]", 5)));
+  CHECK(agrees(std::string_view("\"a\0\"", 4)));
+  // Deeper than the fast reader goes: nlohmann reads it, to the same value.
+  std::string deep = std::string(2000, '[') + std::string(2000, ']');
+  CHECK(agrees(deep));
+  CHECK_FALSE(parse_json(deep).is_discarded());
+}
+
+TEST_CASE("parse_json reads every JSON file of the tests and the corpus as nlohmann does, itself") {
+  auto files = json_files();
+  REQUIRE(files.size() >= 10);
+  for (const auto& f : files) {
+    INFO("file: " << f.string());
+    std::string text = gpuguard::test::read_file(f);
+    CHECK(agrees(text));
+    // What Kubernetes sends takes the fast path (nothing there needs nlohmann's).
+    json fast;
+    if (!json::parse(text, nullptr, false).is_discarded()) CHECK(parse_json_fast(text, fast));
+  }
+}
+
+TEST_CASE("parse_json agrees with nlohmann after one-byte changes all through small JSON files") {
+  // At each byte: deleting it, and setting it to two of a set of bytes that matter to a JSON
+  // reader, taken in turn (the fuzz target `json` tries the rest).
+  const std::string bytes = std::string("\"\\{}[],:0-.eEu \x01\x7f\x80\xc3\xed\xf4\xff") + std::string(1, '\0');
+  size_t checked = 0;
+  for (const auto& f : json_files()) {
+    std::string text = gpuguard::test::read_file(f);
+    if (text.size() > 3000) continue;
+    for (size_t i = 0; i < text.size(); ++i) {
+      std::string cut = text.substr(0, i) + text.substr(i + 1);
+      if (!agrees(cut)) FAIL("deleting byte " << i << " of " << f.string());
+      for (size_t k : {i % bytes.size(), (i * 7 + 3) % bytes.size()}) {
+        std::string changed = text;
+        changed[i] = bytes[k];
+        if (!agrees(changed)) FAIL("byte " << i << " of " << f.string() << " set to " << static_cast<int>(bytes[k]));
+      }
+      ++checked;
+    }
+  }
+  CHECK(checked > 12000);
+}
+
+}  // TEST_SUITE
