@@ -117,80 +117,83 @@ bool go_parse_decimal_float(std::string_view s, double& out) {
 
 ResolvedScalar resolve_plain_scalar(std::string_view s) {
   ResolvedScalar r;
-  // Fast path: go-yaml's hint table sends anything that starts with another character straight
-  // to "string", and no special word is longer than five characters.
-  if (!s.empty()) {
-    const char c0 = s[0];
-    const bool special_start = std::string_view("yYnNtTfFoO~.+-<0123456789").find(c0) != std::string_view::npos;
-    if (!special_start) return r;
-    if (s.size() > 5 && ((c0 | 0x20) >= 'a' && (c0 | 0x20) <= 'z')) return r;
-  }
-  // The map of special values.
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
+  auto is = [&s](std::initializer_list<std::string_view> words) {
+    for (std::string_view w : words)
+      if (s == w) return true;
+    return false;
+  };
+  auto set_bool = [&r](bool b) {
+    r.type = ScalarType::boolean;
+    r.b = b;
+    return r;
+  };
+  auto set_float = [&r](double d) {
+    r.type = ScalarType::floating;
+    r.d = d;
+    return r;
+  };
+  if (s.empty()) {
     r.type = ScalarType::null;
     return r;
   }
-  if (s == "y" || s == "Y" || s == "yes" || s == "Yes" || s == "YES" || s == "true" ||
-      s == "True" || s == "TRUE" || s == "on" || s == "On" || s == "ON") {
-    r.type = ScalarType::boolean;
-    r.b = true;
-    return r;
+  // go-yaml's hint table: the first character says which special values the scalar can be; any
+  // other first character makes it a string.
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (s[0]) {
+    case '~':
+    case 'n':
+    case 'N':
+      if (is({"~", "null", "Null", "NULL"})) r.type = ScalarType::null;
+      else if (is({"n", "N", "no", "No", "NO"})) set_bool(false);
+      return r;
+    case 'y':
+    case 'Y': return is({"y", "Y", "yes", "Yes", "YES"}) ? set_bool(true) : r;
+    case 't':
+    case 'T': return is({"true", "True", "TRUE"}) ? set_bool(true) : r;
+    case 'f':
+    case 'F': return is({"false", "False", "FALSE"}) ? set_bool(false) : r;
+    case 'o':
+    case 'O':
+      if (is({"on", "On", "ON"})) return set_bool(true);
+      return is({"off", "Off", "OFF"}) ? set_bool(false) : r;
+    case '<':
+      if (s == "<<") r.type = ScalarType::merge;
+      return r;
+    case '.':
+      if (is({".nan", ".NaN", ".NAN"})) return set_float(std::numeric_limits<double>::quiet_NaN());
+      if (is({".inf", ".Inf", ".INF"})) return set_float(kInf);
+      // ".5": a float; anything else that starts with '.' is a string
+      if (yaml_style_float(s) && go_parse_decimal_float(s, r.d)) r.type = ScalarType::floating;
+      return r;
+    case '+':
+      if (is({"+.inf", "+.Inf", "+.INF"})) return set_float(kInf);
+      break;
+    case '-':
+      if (is({"-.inf", "-.Inf", "-.INF"})) return set_float(-kInf);
+      break;
+    default:
+      if (!is_digit(s[0])) return r;
   }
-  if (s == "n" || s == "N" || s == "no" || s == "No" || s == "NO" || s == "false" ||
-      s == "False" || s == "FALSE" || s == "off" || s == "Off" || s == "OFF") {
-    r.type = ScalarType::boolean;
-    r.b = false;
-    return r;
-  }
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") {
-    r.type = ScalarType::floating;
-    r.d = std::numeric_limits<double>::quiet_NaN();
-    return r;
-  }
-  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf" || s == "+.Inf" || s == "+.INF") {
-    r.type = ScalarType::floating;
-    r.d = std::numeric_limits<double>::infinity();
-    return r;
-  }
-  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") {
-    r.type = ScalarType::floating;
-    r.d = -std::numeric_limits<double>::infinity();
-    return r;
-  }
-  if (s == "<<") {
-    r.type = ScalarType::merge;
-    return r;
-  }
-  const char c = s[0];
-  if (c == '.') {
-    // strconv.ParseFloat: a leading dot, digits, an optional exponent; no underscores.
-    if (yaml_style_float(s) && go_parse_decimal_float(s, r.d)) r.type = ScalarType::floating;
-    return r;
-  }
-  if (is_digit(c) || c == '-' || c == '+') {
-    std::string plain;
-    plain.reserve(s.size());
+  // A number: an int (base prefixes, underscores), a uint beyond int64 (a float, as go-yaml's
+  // resolve turns it into one for JSON), or a YAML-style float.
+  std::string without_underscores;
+  std::string_view plain = s;
+  if (s.find('_') != std::string_view::npos) {
+    without_underscores.reserve(s.size());
     for (char ch : s)
-      if (ch != '_') plain += ch;
-    int64_t i = 0;
-    if (go_parse_int(plain, i) == IntParse::ok) {
-      r.type = ScalarType::integer;
-      r.i = i;
-      return r;
-    }
-    uint64_t u = 0;
-    if (go_parse_uint(plain, u) == IntParse::ok) {
-      // Beyond int64: the API server's JSON decoding turns it into a float64.
-      r.type = ScalarType::floating;
-      r.d = static_cast<double>(u);
-      return r;
-    }
-    if (yaml_style_float(plain) && go_parse_decimal_float(plain, r.d)) {
-      r.type = ScalarType::floating;
-      return r;
-    }
+      if (ch != '_') without_underscores += ch;
+    plain = without_underscores;
   }
-  return r;  // a string
+  int64_t i = 0;
+  if (go_parse_int(plain, i) == IntParse::ok) {
+    r.type = ScalarType::integer;
+    r.i = i;
+    return r;
+  }
+  uint64_t u = 0;
+  if (go_parse_uint(plain, u) == IntParse::ok) return set_float(static_cast<double>(u));
+  if (yaml_style_float(plain) && go_parse_decimal_float(plain, r.d)) r.type = ScalarType::floating;
+  return r;
 }
 
 // ---------------------------------------------------------------------------------------------
