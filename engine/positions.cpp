@@ -4,10 +4,16 @@
 
 namespace gpuguard::engine {
 
-PositionIndex::NodeId PositionIndex::add(Pos pos, bool is_map, std::span<Child> children) {
+uint32_t PositionIndex::add_key(std::string_view key) {
+  auto offset = static_cast<uint32_t>(keys_.size());
+  keys_.append(key);
+  return offset;
+}
+
+PositionIndex::NodeId PositionIndex::add(Pos pos, bool is_map, std::span<const Child> children) {
   Node node{pos, is_map, static_cast<uint32_t>(children_.size()),
             static_cast<uint32_t>(children.size())};
-  for (auto& c : children) children_.push_back(std::move(c));
+  children_.insert(children_.end(), children.begin(), children.end());
   nodes_.push_back(node);
   return static_cast<NodeId>(nodes_.size() - 1);
 }
@@ -17,7 +23,7 @@ const PositionIndex::Child* PositionIndex::child(NodeId n, std::string_view toke
   const Node& node = nodes_[n];
   if (node.is_map) {
     for (uint32_t i = node.first; i < node.first + node.count; ++i)
-      if (children_[i].key == token) return &children_[i];
+      if (key(children_[i]) == token) return &children_[i];
     return nullptr;
   }
   size_t idx = 0;
@@ -27,27 +33,54 @@ const PositionIndex::Child* PositionIndex::child(NodeId n, std::string_view toke
   return &children_[node.first + idx];
 }
 
+namespace {
+
+// Calls `step` with each unescaped token of a pointer (as pointer_tokens splits it) until it
+// returns false; only a token with an escape in it is copied.
+template <class Step>
+void each_token(std::string_view pointer, Step step) {
+  if (pointer.empty()) return;
+  size_t start = pointer.front() == '/' ? 1 : 0;
+  std::string unescaped;
+  while (start <= pointer.size()) {
+    size_t end = pointer.find('/', start);
+    if (end == std::string_view::npos) end = pointer.size();
+    std::string_view token = pointer.substr(start, end - start);
+    if (token.find('~') != std::string_view::npos) {
+      unescaped = pointer_unescape(token);
+      token = unescaped;
+    }
+    if (!step(token)) return;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 bool PositionIndex::find(std::string_view pointer, NodeId root, NodeId& out) const {
   NodeId n = root;
-  for (const auto& tok : pointer_tokens(pointer)) {
-    const Child* c = child(n, tok);
-    if (!c) return false;
+  bool found = true;
+  each_token(pointer, [&](std::string_view token) {
+    const Child* c = child(n, token);
+    if (!c) return found = false;
     n = c->node;
-  }
-  out = n;
-  return true;
+    return true;
+  });
+  if (found) out = n;
+  return found;
 }
 
 Pos PositionIndex::resolve(std::string_view pointer, NodeId root) const {
   if (root >= nodes_.size()) return {};
   NodeId n = root;
   Pos best = nodes_[n].pos;
-  for (const auto& tok : pointer_tokens(pointer)) {
-    const Child* c = child(n, tok);
-    if (!c) break;
+  each_token(pointer, [&](std::string_view token) {
+    const Child* c = child(n, token);
+    if (!c) return false;
     best = c->key_pos.known() ? c->key_pos : nodes_[c->node].pos;
     n = c->node;
-  }
+    return true;
+  });
   return best;
 }
 

@@ -19,15 +19,22 @@ class PositionIndex {
  public:
   using NodeId = uint32_t;
 
+  // A mapping entry or a sequence item. A key is kept in the index's key text (key()), not in
+  // a string of its own: a document's keys take one buffer.
   struct Child {
-    std::string key;  // mapping key; empty for sequence items
-    Pos key_pos;      // position of the key (or of the sequence item)
+    uint32_t key_offset = 0;  // mapping key in the key text; empty for sequence items
+    uint32_t key_size = 0;
+    Pos key_pos;  // position of the key (or of the sequence item)
     NodeId node = 0;
   };
 
+  // Appends a mapping key to the key text; a Child with the returned offset and size names it.
+  [[nodiscard]] uint32_t add_key(std::string_view key);
+  [[nodiscard]] std::string_view key(const Child& c) const { return std::string_view(keys_).substr(c.key_offset, c.key_size); }
+
   // Appends a node with its children, returns its id. Mapping keys must be unique (the loader
   // resolves duplicates before it adds the node).
-  NodeId add(Pos pos, bool is_map, std::span<Child> children);  // moves the children in
+  NodeId add(Pos pos, bool is_map, std::span<const Child> children);
   // A scalar leaf.
   NodeId add_leaf(Pos pos) { return add(pos, false, {}); }
 
@@ -58,6 +65,7 @@ class PositionIndex {
   const Child* child(NodeId n, std::string_view token) const;
   std::vector<Node> nodes_;
   std::vector<Child> children_;
+  std::string keys_;
   NodeId root_ = 0;
 };
 

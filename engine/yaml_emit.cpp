@@ -44,7 +44,7 @@ void emit(YAML::Emitter& out, const json& v, const PositionIndex* positions, boo
       if (have_node && positions)
         for (const auto& c : positions->children(node))
           for (auto& key : keys)
-            if (*key.name == c.key) {
+            if (*key.name == positions->key(c)) {
               key.pos = c.key_pos;
               key.known = true;
               key.node = c.node;

@@ -270,7 +270,7 @@ struct Frame {
   std::string anchor;
   json value;
   size_t child_start = 0;  // this frame's children are child_stack_[child_start..]
-  std::unique_ptr<std::set<std::string>> merged;  // keys that came from a merge, not written here
+  std::unique_ptr<std::set<std::string, std::less<>>> merged;  // keys that came from a merge, not written here
   size_t count = 1;
   // Mapping state: the key waiting for its value.
   bool have_key = false;
@@ -527,7 +527,7 @@ class Builder {
       return;
     }
     PositionIndex::NodeId node = positions_->add(
-        f.pos, f.is_map, std::span<PositionIndex::Child>(child_stack_.data() + f.child_start, child_stack_.size() - f.child_start));
+        f.pos, f.is_map, std::span<const PositionIndex::Child>(child_stack_.data() + f.child_start, child_stack_.size() - f.child_start));
     child_stack_.resize(f.child_start);
     Completed c{std::move(f.value), node, f.pos, f.count};
     if (!f.anchor.empty()) {
@@ -570,45 +570,56 @@ class Builder {
   // The child slot of `key` in a mapping frame (linear: only for duplicates and merges).
   size_t find_slot(const Frame& f, std::string_view key) const {
     for (size_t i = f.child_start; i < child_stack_.size(); ++i)
-      if (child_stack_[i].key == key) return i;
+      if (positions_->key(child_stack_[i]) == key) return i;
     return std::string::npos;
   }
 
   // Sets key → value in a mapping frame, in document order (go-yaml v2: a merge overwrites keys
-  // written before it, keys written after it overwrite the merge). Returns whether an explicit
-  // key was written twice.
-  bool put(Frame& f, std::string key, Pos key_pos, json value, PositionIndex::NodeId node, bool is_explicit) {
+  // written before it, keys written after it overwrite the merge). `key_offset` is where the key's
+  // text already is in the position index (a merged key: `key` points there, so nothing may be
+  // added to the key text first), or nullopt to add it. Returns whether an explicit key was
+  // written twice.
+  bool put(Frame& f, std::string_view key, std::optional<uint32_t> key_offset, Pos key_pos, json value,
+           PositionIndex::NodeId node, bool is_explicit) {
     auto& obj = f.value.get_ref<json::object_t&>();
-    auto [it, inserted] = obj.emplace(key, json());
-    it->second = std::move(value);
-    if (inserted) {
+    auto it = obj.lower_bound(key);
+    if (it == obj.end() || it->first != key) {
+      obj.emplace_hint(it, std::string(key), std::move(value));
       if (!is_explicit) {
-        if (!f.merged) f.merged = std::make_unique<std::set<std::string>>();
-        f.merged->insert(key);
+        if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
+        f.merged->emplace(key);
       }
-      child_stack_.push_back({std::move(key), key_pos, node});
+      uint32_t offset = key_offset ? *key_offset : positions_->add_key(key);
+      child_stack_.push_back({offset, static_cast<uint32_t>(key.size()), key_pos, node});
       return false;
     }
+    it->second = std::move(value);
     size_t slot = find_slot(f, key);
     child_stack_[slot].key_pos = key_pos;
     child_stack_[slot].node = node;
-    bool was_merged = f.merged && f.merged->count(key);
-    if (is_explicit && was_merged) f.merged->erase(key);
+    bool was_merged = false;
+    if (f.merged) {
+      auto m = f.merged->find(key);
+      was_merged = m != f.merged->end();
+      if (is_explicit && was_merged) f.merged->erase(m);
+    }
     if (!is_explicit && !was_merged) {
       // A merge after an explicit key: the merge wins (go-yaml v2), and the key counts as merged.
-      if (!f.merged) f.merged = std::make_unique<std::set<std::string>>();
-      f.merged->insert(key);
+      if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
+      f.merged->emplace(key);
       return false;
     }
     return is_explicit && !was_merged;
   }
 
+
   void merge_into(Frame& f, const Completed& c) {
     auto merge_map = [&](const json& m, PositionIndex::NodeId node) {
       for (const auto& ch : positions_->children(node)) {
-        auto it = m.find(ch.key);
+        std::string_view key = positions_->key(ch);
+        auto it = m.find(key);
         if (it == m.end()) continue;
-        put(f, ch.key, ch.key_pos, *it, ch.node, false);
+        put(f, key, ch.key_offset, ch.key_pos, *it, ch.node, false);
       }
     };
     if (c.value.is_object()) {
@@ -638,7 +649,7 @@ class Builder {
     f.count += c.count;
     if (!f.is_map) {
       f.value.get_ref<json::array_t&>().push_back(std::move(c.value));
-      child_stack_.push_back({std::string(), c.pos, c.node});
+      child_stack_.push_back({0, 0, c.pos, c.node});
       return;
     }
     f.have_key = false;
@@ -646,10 +657,9 @@ class Builder {
       merge_into(f, c);
       return;
     }
-    std::string key = std::move(f.key);
-    if (put(f, key, f.key_pos, std::move(c.value), c.node, true)) {
+    if (put(f, f.key, std::nullopt, f.key_pos, std::move(c.value), c.node, true)) {
       diags_.push_back({Severity::error, std::string(file_), f.key_pos,
-                        "duplicate mapping key \"" + key + "\": Kubernetes keeps only the last value"});
+                        "duplicate mapping key \"" + f.key + "\": Kubernetes keeps only the last value"});
     }
   }
 

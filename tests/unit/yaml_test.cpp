@@ -207,6 +207,23 @@ TEST_CASE("KYAML: flow style with trailing commas") {
   CHECK(l.docs[0].positions->resolve("/spec/hard/limits.memory") == Pos{8, 7});
 }
 
+TEST_CASE("pointers with escaped tokens resolve to their keys, which the index keeps in one text") {
+  auto l = load("spec:\n  limits:\n    nvidia.com/gpu: 1\n    a~b: 2\n    \"\": 3\n  other: {nvidia.com/gpu: 4}\n");
+  REQUIRE(l.diags.empty());
+  const PositionIndex& p = *l.docs[0].positions;
+  CHECK(p.resolve("/spec/limits/nvidia.com~1gpu") == Pos{3, 5});
+  CHECK(p.resolve("/spec/limits/a~0b") == Pos{4, 5});
+  CHECK(p.resolve("/spec/limits/") == Pos{5, 5});  // the empty key
+  CHECK(p.resolve("/spec/other/nvidia.com~1gpu") == Pos{6, 11});
+  CHECK(p.resolve("/spec/limits/nvidia.com/gpu") == Pos{2, 3});  // unescaped: no such key
+  PositionIndex::NodeId n = 0;
+  REQUIRE(p.find("/spec/limits", p.root(), n));
+  std::vector<std::string> keys;
+  for (const auto& c : p.children(n)) keys.emplace_back(p.key(c));
+  CHECK(keys == std::vector<std::string>{"nvidia.com/gpu", "a~b", ""});
+  CHECK_FALSE(p.find("/spec/limits/x", p.root(), n));
+}
+
 TEST_CASE("JSON loads, with positions") {
   auto l = load("{\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n \"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
   REQUIRE(l.diags.empty());
