@@ -22,7 +22,7 @@ void add(std::vector<PodTemplate>& out, const json& holder, std::string ptr, std
          std::string role) {
   const json* spec = member(holder, "spec");
   if (!spec || !spec->is_object()) return;
-  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role), {}, 0, {}});
+  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role), {}, 0});
 }
 
 void add_at(std::vector<PodTemplate>& out, const json& parent, std::string_view key, const std::string& parent_ptr,
@@ -169,39 +169,13 @@ void add_containers(PodTemplate& t) {
   list("ephemeralContainers", Container::Kind::ephemeral);
 }
 
-// One container's effective requests: `requests`, else `limits` for each resource.
-std::map<std::string, Quantity, std::less<>> container_requests(const json& c) {
-  std::map<std::string, Quantity, std::less<>> out;
-  const json* res = member(c, "resources");
-  if (!res) return out;
-  for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
-    const json* list = member(*res, key);
-    if (!list || !list->is_object()) continue;
-    for (const auto& [name, v] : list->items())
-      if (auto q = Quantity::from_json(v)) out[name] = *q;
-  }
-  return out;
-}
-
-PodResources sum_requests(const PodTemplate& t) {
-  std::map<std::string, PodSum, std::less<>> sums;
-  for (const auto& c : containers(t))
-    for (const auto& [name, q] : container_requests(*c.body)) sums[name].add(c.kind, q);
-  PodResources out;
-  for (const auto& [name, sum] : sums) out.requests[name] = sum.total();
-  return out;
-}
-
 }  // namespace
 
 const PodViews& pod_views(const Object& obj) {
   return obj.views.get<PodViews>([&] {
     PodViews v;
     v.templates = make_templates(obj);
-    for (auto& t : v.templates) {
-      add_containers(t);
-      t.requests = sum_requests(t);
-    }
+    for (auto& t : v.templates) add_containers(t);
     return v;
   });
 }
@@ -229,6 +203,37 @@ Quantity PodResources::get(std::string_view resource) const {
   return it == requests.end() ? Quantity() : it->second;
 }
 
+namespace {
+
+// One container's effective requests: `requests`, else `limits` for each resource.
+// Only the resources `only` matches, when given (each resource is summed on its own, so leaving
+// the others out changes nothing for the ones kept).
+std::map<std::string, Quantity, std::less<>> container_requests(const json& c, const ResourceMatcher* only) {
+  std::map<std::string, Quantity, std::less<>> out;
+  const json* res = member(c, "resources");
+  if (!res) return out;
+  for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
+    const json* list = member(*res, key);
+    if (!list || !list->is_object()) continue;
+    for (const auto& [name, v] : list->items()) {
+      if (only && !only->matches(name)) continue;
+      if (auto q = Quantity::from_json(v)) out[name] = *q;
+    }
+  }
+  return out;
+}
+
+PodResources pod_requests_of(const PodTemplate& t, const ResourceMatcher* only) {
+  std::map<std::string, PodSum, std::less<>> sums;
+  for (const auto& c : containers(t))
+    for (const auto& [name, q] : container_requests(*c.body, only)) sums[name].add(c.kind, q);
+  PodResources out;
+  for (const auto& [name, sum] : sums) out.requests[name] = sum.total();
+  return out;
+}
+
+}  // namespace
+
 void PodSum::add(Container::Kind kind, const Quantity& request) {
   if (kind == Container::Kind::init) {
     if (request + sidecars_ > init_max_) init_max_ = request + sidecars_;
@@ -238,11 +243,11 @@ void PodSum::add(Container::Kind kind, const Quantity& request) {
   if (kind == Container::Kind::sidecar) sidecars_ = sidecars_ + request;
 }
 
-const PodResources& pod_requests(const PodTemplate& t) { return t.requests; }
+PodResources pod_requests(const PodTemplate& t) { return pod_requests_of(t, nullptr); }
 
 std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
   std::map<std::string, Quantity, std::less<>> out;
-  for (const auto& [name, q] : t.requests.requests)
+  for (const auto& [name, q] : pod_requests_of(t, &gpus).requests)
     if (gpus.matches(name) && !q.is_zero()) out[name] = q;
   return out;
 }

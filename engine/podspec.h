@@ -26,15 +26,6 @@ struct Container {
   enum class Kind : uint8_t { regular, init, sidecar, ephemeral } kind = Kind::regular;
 };
 
-// What one pod of a template asks for, per resource, the way the scheduler adds it up: regular
-// containers and native sidecars summed, init containers (run one at a time) as a maximum,
-// and each container's request taken from `requests`, or from `limits` when the request is
-// absent (the API server copies limits into requests). Amounts that do not parse are skipped.
-struct PodResources {
-  std::map<std::string, Quantity, std::less<>> requests;
-  [[nodiscard]] Quantity get(std::string_view resource) const;
-};
-
 struct PodTemplate {
   // JSON pointer to the object holding `metadata` and `spec` of the pod: "" for a Pod itself,
   // "/spec/template" for a Deployment, "/spec/tasks/0/template" for a Volcano Job task, ...
@@ -52,8 +43,6 @@ struct PodTemplate {
   // then ephemeral from `ephemeral_from` on.
   std::vector<Container> all_containers;
   size_t ephemeral_from = 0;
-  // What one pod asks for (pod_requests), added up once for every rule that reads it.
-  PodResources requests;
 
   [[nodiscard]] std::string spec_pointer() const { return pointer + "/spec"; }
   [[nodiscard]] const json& metadata() const;
@@ -90,8 +79,15 @@ class PodSum {
   Quantity sidecars_;  // running while later init containers run
 };
 
-// What one pod of the template asks for, per resource (PodResources, made with the view).
-[[nodiscard]] const PodResources& pod_requests(const PodTemplate& t);
+// What one pod of a template asks for, per resource, the way the scheduler adds it up: regular
+// containers and native sidecars summed, init containers (run one at a time) as a maximum,
+// and each container's request taken from `requests`, or from `limits` when the request is
+// absent (the API server copies limits into requests). Amounts that do not parse are skipped.
+struct PodResources {
+  std::map<std::string, Quantity, std::less<>> requests;
+  [[nodiscard]] Quantity get(std::string_view resource) const;
+};
+[[nodiscard]] PodResources pod_requests(const PodTemplate& t);
 // GPUs one pod of the template asks for, per GPU resource (only the nonzero ones).
 [[nodiscard]] std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus);
 // Whether any container of the template requests or limits a GPU resource (any amount but zero).
