@@ -80,17 +80,36 @@ class Reader {
     }
   }
 
-  bool object(json& out, unsigned depth) {
-    if (depth >= kMaxDepth) return false;
-    ++p_;  // '{'
-    out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
+  // The members of an object or the items of an array (p_ at the opening bracket): `element()`
+  // reads one, a comma goes on to the next, `close` ends them.
+  template <typename Element>
+  bool elements(char close, Element element) {
+    ++p_;
     skip_space();
-    if (p_ < end_ && *p_ == '}') {
+    if (p_ < end_ && *p_ == close) {
       ++p_;
       return true;
     }
     for (;;) {
+      if (!element()) return false;
+      skip_space();
+      if (p_ == end_) return false;
+      if (*p_ == ',') {
+        ++p_;
+        skip_space();
+        continue;
+      }
+      if (*p_ != close) return false;
+      ++p_;
+      return true;
+    }
+  }
+
+  bool object(json& out, unsigned depth) {
+    if (depth >= kMaxDepth) return false;
+    out = json::object();
+    auto& members = out.get_ref<json::object_t&>();
+    return elements('}', [&] {
       if (p_ == end_ || *p_ != '"') return false;
       std::string key;
       if (!string(key)) return false;
@@ -99,44 +118,15 @@ class Reader {
       ++p_;
       skip_space();
       // A repeated key: its value is read over the earlier one (nlohmann keeps the last).
-      json& slot = members.try_emplace(std::move(key)).first->second;
-      if (!value(slot, depth + 1)) return false;
-      skip_space();
-      if (p_ == end_) return false;
-      if (*p_ == ',') {
-        ++p_;
-        skip_space();
-        continue;
-      }
-      if (*p_ != '}') return false;
-      ++p_;
-      return true;
-    }
+      return value(members.try_emplace(std::move(key)).first->second, depth + 1);
+    });
   }
 
   bool array(json& out, unsigned depth) {
     if (depth >= kMaxDepth) return false;
-    ++p_;  // '['
     out = json::array();
     auto& items = out.get_ref<json::array_t&>();
-    skip_space();
-    if (p_ < end_ && *p_ == ']') {
-      ++p_;
-      return true;
-    }
-    for (;;) {
-      if (!value(items.emplace_back(), depth + 1)) return false;
-      skip_space();
-      if (p_ == end_) return false;
-      if (*p_ == ',') {
-        ++p_;
-        skip_space();
-        continue;
-      }
-      if (*p_ != ']') return false;
-      ++p_;
-      return true;
-    }
+    return elements(']', [&] { return value(items.emplace_back(), depth + 1); });
   }
 
   // One well-formed UTF-8 sequence starting at p_ (RFC 3629, as nlohmann's lexer checks it: no
