@@ -6,7 +6,7 @@
 // with the same types (a non-negative integer is number_unsigned, a negative one number_integer,
 // the last of duplicate keys wins), or a discarded value for text that is not JSON — about three
 // times faster. It reads the common shapes itself and hands anything else (a BOM, an integer
-// of more than 18 digits, a float that does not convert exactly, nesting past 512 levels, any
+// of more than 18 digits, a float outside double's range, nesting past 512 levels, any
 // error) to nlohmann, so what nlohmann accepts and rejects stays the contract: a differential
 // test and fuzz target hold the two to the same answer.
 

@@ -174,8 +174,9 @@ ResolvedScalar resolve_plain_scalar(std::string_view s) {
     default:
       if (!is_digit(s[0])) return r;
   }
-  // A number: an int (base prefixes, underscores), a uint beyond int64 (a float, as go-yaml's
-  // resolve turns it into one for JSON), or a YAML-style float.
+  // A number: an int (base prefixes, underscores), a uint beyond int64 (go-yaml keeps it as a
+  // uint64; the API server's JSON decoding turns it into a float64, and so does this), or a
+  // YAML-style float.
   std::string without_underscores;
   std::string_view plain = s;
   if (s.find('_') != std::string_view::npos) {
@@ -299,6 +300,7 @@ class Builder {
     error_.reset();
     nodes_ = 0;
     alias_nodes_ = 0;
+    key_bytes_ = 0;
   }
 
   // Returns true and fills `doc` when the document produced a body.
@@ -567,6 +569,18 @@ class Builder {
     if (anchor) anchors_[reinterpret_cast<const char*>(anchor)] = Anchor{c.value, c.node, c.count};
   }
 
+  // Whether a mapping key fits the document's key text, which is bounded by the document limit:
+  // without aliases the keys cannot outgrow the document, but a long scalar used as a key by many
+  // aliases can (as a "billion laughs" does with nodes).
+  bool key_text_within(std::string_view key, Pos pos) {
+    const size_t limit = std::min<size_t>(limits_.max_document_bytes, std::numeric_limits<uint32_t>::max());
+    key_bytes_ += key.size();
+    if (key_bytes_ <= limit) return true;
+    fail(pos, "the document's mapping keys add up to more than " + std::to_string(limit) +
+                  " bytes (aliases repeating a long key?)");
+    return false;
+  }
+
   // The child slot of `key` in a mapping frame (linear: only for duplicates and merges).
   size_t find_slot(const Frame& f, std::string_view key) const {
     for (size_t i = f.child_start; i < child_stack_.size(); ++i)
@@ -589,6 +603,7 @@ class Builder {
         if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
         f.merged->emplace(key);
       }
+      if (!key_offset && !key_text_within(key, key_pos)) return false;
       uint32_t offset = key_offset ? *key_offset : positions_->add_key(key);
       child_stack_.push_back({offset, static_cast<uint32_t>(key.size()), key_pos, node});
       return false;
@@ -611,7 +626,6 @@ class Builder {
     }
     return is_explicit && !was_merged;
   }
-
 
   void merge_into(Frame& f, const Completed& c) {
     auto merge_map = [&](const json& m, PositionIndex::NodeId node) {
@@ -675,6 +689,7 @@ class Builder {
   std::optional<DocError> error_;
   size_t nodes_ = 0;
   size_t alias_nodes_ = 0;
+  size_t key_bytes_ = 0;  // the document's key text so far (PositionIndex addresses it in 32 bits)
 };
 
 // Byte offset of the start of 0-based line `line` in text, or npos.

@@ -333,6 +333,23 @@ TEST_CASE("hostile: invalid UTF-8, NUL bytes and binary data") {
   CHECK(load(binary).diags.size() == 1);
 }
 
+TEST_CASE("hostile: aliases repeating a long key cannot grow the key text past the document limit") {
+  YamlLimits limits;
+  limits.max_document_bytes = 1000;
+  const std::string doc = "a: &A " + std::string(300, 'x') + "\nb:\n  - *A : 1\n  - *A : 2\n  - *A : 3\n  - *A : 4\n";
+  auto l = load(doc + "---\nc: 1\n", limits);
+  REQUIRE(l.diags.size() == 1);
+  CHECK(l.diags[0].message.find("mapping keys add up to more than 1000 bytes") != std::string::npos);
+  CHECK(l.diags[0].pos == Pos{6, 5});  // the fourth aliased key
+  REQUIRE(l.docs.size() == 1);  // the next document still loads
+  CHECK(l.docs[0].body == json{{"c", 1}});
+  // Three of them fit.
+  auto fits = load("a: &A " + std::string(300, 'x') + "\nb:\n  - *A : 1\n  - *A : 2\n  - *A : 3\n", limits);
+  CHECK(fits.diags.empty());
+  REQUIRE(fits.docs.size() == 1);
+  CHECK(fits.docs[0].body["b"][2][std::string(300, 'x')] == json(3));
+}
+
 TEST_CASE("hostile: unknown and self-referencing aliases") {
   auto unknown = load("a: *nope\n");
   REQUIRE(unknown.diags.size() == 1);
