@@ -35,8 +35,8 @@ const PositionIndex::Child* PositionIndex::child(NodeId n, std::string_view toke
 
 namespace {
 
-// Calls `step` with each unescaped token of a pointer (as pointer_tokens splits it) until it
-// returns false; only a token with an escape in it is copied.
+// Calls `step` with each unescaped token of a pointer ("" → none; a leading '/' is optional) until
+// it returns false; only a token with an escape in it is copied.
 template <class Step>
 void each_token(std::string_view pointer, Step step) {
   if (pointer.empty()) return;
@@ -125,14 +125,10 @@ std::string pointer_join(std::string_view base, size_t index) {
 
 std::vector<std::string> pointer_tokens(std::string_view pointer) {
   std::vector<std::string> out;
-  if (pointer.empty()) return out;
-  size_t start = pointer.front() == '/' ? 1 : 0;
-  while (start <= pointer.size()) {
-    size_t end = pointer.find('/', start);
-    if (end == std::string_view::npos) end = pointer.size();
-    out.push_back(pointer_unescape(pointer.substr(start, end - start)));
-    start = end + 1;
-  }
+  each_token(pointer, [&](std::string_view token) {
+    out.emplace_back(token);
+    return true;
+  });
   return out;
 }
 
