@@ -3,6 +3,10 @@
 #include "engine/evaluate.h"
 #include "engine/podspec.h"
 
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
 namespace gpuguard::engine {
 
 bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool create) {
@@ -17,6 +21,64 @@ std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config
       fixable.insert(r->info().id);
   if (fixable.empty()) return nullptr;
   return std::make_shared<const Plan>(registry, config, std::move(fixable));
+}
+
+namespace {
+
+// nlohmann checks an add, replace or remove (its pointer parses, the parent exists, an index is in
+// range, a removed or replaced member exists) before it changes anything, so one of them alone is
+// atomic in place. Whether it changes the object is known beforehand: an add or replace whose
+// target already holds an equal value does not (what comparing the whole object after a copy
+// found). A target inside a scalar does not exist (RFC 6902, 4.1): an error, where nlohmann's add
+// asserts and its remove does nothing. Answers nullopt when the fix is not one such operation:
+// the copy path decides those.
+std::optional<bool> apply_single(json& object, const json& fix) {
+  if (!fix.is_array() || fix.size() != 1) return std::nullopt;
+  const json& op = fix[0];
+  const json* name = member(op, "op");
+  const json* path = member(op, "path");
+  if (!name || !name->is_string() || !path || !path->is_string()) return std::nullopt;
+  const std::string& verb = name->get_ref<const std::string&>();
+  const bool add = verb == "add";
+  if (!add && verb != "replace" && verb != "remove") return std::nullopt;
+  const json* value = member(op, "value");
+  if (!value && verb != "remove") return std::nullopt;
+  const json::json_pointer ptr(path->get_ref<const std::string&>());  // throws as patch would
+  if (ptr.empty()) {
+    if (verb == "remove") return std::nullopt;
+    if (object == *value) return false;
+  } else {
+    const json& parent = std::as_const(object).at(ptr.parent_pointer());  // throws as patch would
+    if (parent.is_object()) {
+      if (value) {
+        auto it = parent.find(ptr.back());
+        if (it != parent.end() && *it == *value) return false;
+      }
+    } else if (parent.is_array()) {
+      if (!add && value) {
+        const std::string& last = ptr.back();
+        if (last != "-" && !last.empty() && last.find_first_not_of("0123456789") == std::string::npos &&
+            (last.size() == 1 || last[0] != '0') && last.size() < 10) {
+          const size_t i = std::stoul(last);
+          if (i < parent.size() && parent[i] == *value) return false;
+        }
+      }
+    } else if (!parent.is_null() || !add) {
+      throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
+    }
+  }
+  object.patch_inplace(fix);
+  return true;
+}
+
+}  // namespace
+
+bool apply_fix(json& object, const json& fix) {
+  if (auto changed = apply_single(object, fix)) return *changed;
+  json next = object.patch(fix);
+  if (next == object) return false;
+  object = std::move(next);
+  return true;
 }
 
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
@@ -59,9 +121,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     for (const auto& f : r.findings) {
       if (!f.fix || f.suppressed) continue;
       try {
-        json next = out.object.patch(*f.fix);
-        if (next != out.object) {
-          out.object = std::move(next);
+        if (apply_fix(out.object, *f.fix)) {
           changed = true;
           if (out.rules.empty() || out.rules.back() != f.rule) out.rules.push_back(f.rule);
         }

@@ -44,6 +44,12 @@ struct MutateResult {
 [[nodiscard]] std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config,
                                                         const std::set<std::string>& only_rules = {});
 
+// Applies one fix (RFC 6902 operations) to `object` as nlohmann's `patch` does, atomically: when
+// an operation does not apply it throws (nlohmann's exceptions) and `object` is as it was. Returns
+// whether the object changed (an `add` of the value a member already has does not change it). A
+// fix of one add, replace or remove is applied in place; others to a copy.
+bool apply_fix(json& object, const json& fix);
+
 [[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                                   const MutateOptions& options = {});
 

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/evaluate.h"
+#include "engine/json_parse.h"
 #include "engine/mutate.h"
 #include "tests/support/support.h"
 
@@ -229,6 +230,84 @@ TEST_CASE("the webhook's view: cross-object LimitRange rules report on the admit
   CHECK(r.findings[0].rule == "limitrange-exceeds-quota");
   CHECK(r.findings[0].object.name() == "new");
   CHECK(r.findings[0].pointer == "/spec/limits/0/max/nvidia.com~1gpu");
+}
+
+TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and leaves it as it was") {
+  const json object = json::parse(R"({"spec": {"name": "a", "n": 1, "list": [1, {"k": "v"}], "empty": null,
+                                              "tolerations": [{"key": "x"}]}, "kind": "Pod"})");
+  const char* fixes[] = {
+      // one add, replace or remove: applied in place
+      R"([{"op": "add", "path": "/spec/priorityClassName", "value": "tier-1"}])",
+      R"([{"op": "add", "path": "/spec/name", "value": "a"}])",      // the same value: no change
+      R"([{"op": "add", "path": "/spec/name", "value": "b"}])",
+      R"([{"op": "add", "path": "/spec/n", "value": 1.0}])",         // equal as JSON: no change
+      R"([{"op": "add", "path": "/spec/list/-", "value": 1}])",      // arrays grow even by an equal value
+      R"([{"op": "add", "path": "/spec/list/0", "value": 1}])",
+      R"([{"op": "add", "path": "/spec/list/2", "value": 3}])",
+      R"([{"op": "add", "path": "/spec/list/3", "value": 3}])",      // past the end
+      R"([{"op": "add", "path": "/spec/list/01", "value": 3}])",     // a leading zero
+      R"([{"op": "add", "path": "/spec/empty/x", "value": 3}])",     // a null parent becomes an object
+      R"([{"op": "add", "path": "/spec/missing/x", "value": 3}])",   // no parent
+      R"([{"op": "add", "path": "/spec/tolerations/-", "value": {"key": "nvidia.com/gpu"}}])",
+      R"([{"op": "add", "path": "", "value": {"kind": "Pod"}}])",
+      R"([{"op": "add", "path": "", "value": {"kind": "Pod", "spec": {"name": "a", "n": 1, "list": [1, {"k": "v"}],
+          "empty": null, "tolerations": [{"key": "x"}]}}}])",
+      R"([{"op": "add", "path": "spec", "value": 1}])",              // not a pointer
+      R"([{"op": "add", "path": "/spec/x"}])",                       // no value
+      R"([{"op": "replace", "path": "/spec/name", "value": "a"}])",
+      R"([{"op": "replace", "path": "/spec/name", "value": "c"}])",
+      R"([{"op": "replace", "path": "/spec/missing", "value": "c"}])",
+      R"([{"op": "replace", "path": "/spec/list/1", "value": {"k": "v"}}])",
+      R"([{"op": "replace", "path": "/spec/list/1", "value": {"k": "w"}}])",
+      R"([{"op": "replace", "path": "/spec/list/2", "value": 1}])",
+      R"([{"op": "replace", "path": "/spec/list/-", "value": 1}])",
+      R"([{"op": "remove", "path": "/spec/name"}])",
+      R"([{"op": "remove", "path": "/spec/missing"}])",
+      R"([{"op": "remove", "path": "/spec/list/1"}])",
+      R"([{"op": "remove", "path": "/spec/list/5"}])",
+      R"([{"op": "remove", "path": ""}])",
+      // others: applied to a copy
+      R"([{"op": "test", "path": "/spec/name", "value": "a"}])",
+      R"([{"op": "test", "path": "/spec/name", "value": "b"}])",
+      R"([{"op": "move", "from": "/spec/name", "path": "/spec/other"}])",
+      R"([{"op": "copy", "from": "/spec/name", "path": "/spec/missing/x"}])",
+      R"([{"op": "add", "path": "/spec/a", "value": 1}, {"op": "add", "path": "/spec/missing/b", "value": 2}])",
+      R"([{"op": "add", "path": "/spec/a", "value": 1}, {"op": "remove", "path": "/spec/a"}])",
+      R"([{"op": "frob", "path": "/spec/a"}])",
+      R"([{"path": "/spec/a", "value": 1}])",
+      R"([])",
+      R"({"op": "add", "path": "/spec/a", "value": 1})",
+      R"([1])",
+  };
+  // A target inside a scalar does not exist (nlohmann's add would assert): an error.
+  for (const char* text : {R"([{"op": "add", "path": "/spec/name/x", "value": 3}])", R"([{"op": "remove", "path": "/spec/name/x"}])",
+                           R"([{"op": "replace", "path": "/spec/empty/x", "value": 3}])", R"([{"op": "remove", "path": "/spec/empty/x"}])"}) {
+    CAPTURE(text);
+    json got = object;
+    CHECK_THROWS(apply_fix(got, json::parse(text)));
+    CHECK(gpuguard::engine::identical(got, object));
+  }
+  for (const char* text : fixes) {
+    CAPTURE(text);
+    const json fix = json::parse(text);
+    json expected = object;
+    bool expect_throw = false;
+    try {
+      expected = object.patch(fix);
+    } catch (const json::exception&) {
+      expect_throw = true;
+    }
+    json got = object;
+    if (expect_throw) {
+      CHECK_THROWS_AS(apply_fix(got, fix), json::exception);
+      CHECK(gpuguard::engine::identical(got, object));
+    } else {
+      bool changed = false;
+      CHECK_NOTHROW(changed = apply_fix(got, fix));
+      CHECK(changed == (expected != object));
+      CHECK(gpuguard::engine::identical(got, changed ? expected : object));
+    }
+  }
 }
 
 TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch") {
