@@ -283,9 +283,10 @@ class CheckCtx final : public CheckContext {
     f.object = ref_;
     f.pos = obj_.position_of(pointer);
     f.pointer = std::move(pointer);
-    f.fix = std::move(fix);
+    if (impl_.options.fixes) f.fix = std::move(fix);
     out_.emplace_back(index_, std::move(f));
   }
+  bool fixes_wanted() const override { return impl_.options.fixes; }
   ObjectRef ref() const override { return ref_; }
   Pos position_of(std::string_view pointer) const override { return obj_.position_of(pointer); }
 
@@ -332,7 +333,7 @@ class FinishCtx final : public FinishContext {
     f.object = impl_.make_ref(obj, impl_.inventory.namespace_of(obj));
     f.pos = obj.position_of(pointer);
     f.pointer = std::move(pointer);
-    f.fix = std::move(fix);
+    if (impl_.options.fixes) f.fix = std::move(fix);
     out_.push_back(std::move(f));
   }
   void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
@@ -342,7 +343,7 @@ class FinishCtx final : public FinishContext {
     f.object = obj;
     f.pos = pos.known() ? pos : obj.pos;
     f.pointer = std::move(pointer);
-    f.fix = std::move(fix);
+    if (impl_.options.fixes) f.fix = std::move(fix);
     out_.push_back(std::move(f));
   }
   void report_scope(std::string message) override {
@@ -351,6 +352,7 @@ class FinishCtx final : public FinishContext {
     f.object.id = kNoObject;
     out_.push_back(std::move(f));
   }
+  bool fixes_wanted() const override { return impl_.options.fixes; }
   bool in_focus(const Object& obj) const override { return impl_.wanted(obj.id); }
   const std::vector<const Object*>* focused() const override {
     return impl_.options.focus_on_added ? &impl_.focused : nullptr;

@@ -35,6 +35,9 @@ struct EvalOptions {
   // given, it must be the plan's). Null, or one made for another registry, config or rule set:
   // the evaluation builds its own.
   std::shared_ptr<const Plan> plan = nullptr;  // (an initializer: aggregate initializations leave it out)
+  // Whether findings carry their fixes (false: the validating webhook, which never sends them;
+  // rules may skip building them, and the findings are otherwise the same).
+  bool fixes = true;
 };
 
 struct Result {

@@ -177,6 +177,10 @@ class CheckContext {
   // The effective namespace of the object being checked ("" for cluster-scoped kinds).
   [[nodiscard]] virtual const std::string& namespace_of_object() const = 0;
   virtual void report(std::string pointer, std::string message, std::optional<json> fix = std::nullopt) = 0;
+  // Whether findings' fixes are wanted: not by the validating webhook, which never sends them. A
+  // rule may then skip building a fix (a fix it passes anyway is dropped); its findings and their
+  // messages must not change.
+  [[nodiscard]] virtual bool fixes_wanted() const = 0;
   // The object's identity and the position of `pointer`, for a finding `finish` reports later.
   [[nodiscard]] virtual ObjectRef ref() const = 0;
   [[nodiscard]] virtual Pos position_of(std::string_view pointer) const = 0;
@@ -198,6 +202,8 @@ class FinishContext {
                       std::optional<json> fix = std::nullopt) = 0;
   // A finding about the scope as a whole (no object carries it, e.g. "no PriorityClass at all").
   virtual void report_scope(std::string message) = 0;
+  // As CheckContext::fixes_wanted.
+  [[nodiscard]] virtual bool fixes_wanted() const = 0;
   // Whether findings on this object are wanted: always in the linter; in the webhook only the
   // admitted object is in focus. Rules may skip work for objects out of focus.
   [[nodiscard]] virtual bool in_focus(const Object& obj) const = 0;

@@ -221,6 +221,45 @@ TEST_CASE("disallowed fixtures: exactly the marked findings, on the marked lines
   }
 }
 
+TEST_CASE("without fixes wanted (the validating webhook) a rule finds the same, and no finding carries a fix") {
+  for (const auto* r : test::registry().rules()) {
+    const auto& id = r->info().id;
+    if (!r->info().has_fix) continue;
+    size_t fixes = 0;
+    std::vector<fs::path> files = yaml_files(rules_dir() / id / "disallowed");
+    for (const auto& p : yaml_files(rules_dir() / id / "mutated"))
+      if (p.string().ends_with(".in.yaml")) files.push_back(p);
+    for (const auto& p : files) {
+      const std::string name = fs::relative(p, test::source_dir()).string();
+      CAPTURE(name);
+      Fixture f = read_fixture(p);
+      if (f.schemas && !test::shared_schemas()) continue;
+      test::LintOptions o;
+      o.complete = f.complete;
+      o.only_rules = {id};
+      o.config_yaml = config_text(f.config);
+      o.file = name;
+      const engine::Result with = test::lint(f.text, o);
+      o.fixes = false;
+      const engine::Result without = test::lint(f.text, o);
+      REQUIRE(with.findings.size() == without.findings.size());
+      for (size_t i = 0; i < with.findings.size(); ++i) {
+        const auto& a = with.findings[i];
+        const auto& b = without.findings[i];
+        CHECK(a.rule == b.rule);
+        CHECK(a.message == b.message);
+        CHECK(a.pointer == b.pointer);
+        CHECK(a.pos == b.pos);
+        CHECK(a.severity == b.severity);
+        CHECK(a.suppressed == b.suppressed);
+        CHECK_FALSE(b.fix.has_value());
+        if (a.fix) ++fixes;
+      }
+    }
+    CHECK_MESSAGE(fixes > 0, id << ": no fixture's finding carries a fix");
+  }
+}
+
 TEST_CASE("mutated fixtures: the fix gives the expected object, settles, and silences the rule") {
   for (const auto* r : test::registry().rules()) {
     const auto& id = r->info().id;

@@ -316,6 +316,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       eo.base = state;
       eo.focus_on_added = true;
       eo.plan = plan_;
+      eo.fixes = false;  // an answer to /validate carries no patch
       engine::Evaluation eval(registry_, config, eo);
       eval.add(to_object(std::move(body), r));
       return eval.finish();
@@ -334,6 +335,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         eo.complete = inv->complete();
         eo.base = std::move(inv);
         eo.plan = planned->second;  // the rules that read the kind
+        eo.fixes = false;
         engine::Evaluation eval(registry_, config, eo);
         return eval.finish();
       };

@@ -125,7 +125,7 @@ spec:
                    "names the Volcano PodGroup \"" + m->group + "\" (" + m->evidence + ") but has " + as + ": only the Volcano scheduler (" +
                        volcano + ") reads the group, so these pods are bound one at a time and are not gang scheduled; set schedulerName: " +
                        volcano,
-                   fix(t, volcano));
+                   fix(t, volcano, ctx));
       } else if (m->via == gang::Via::coscheduling) {
         if (current != std::string(gang::kDefaultScheduler) || cosched == gang::kDefaultScheduler) continue;
         std::string msg = "names the coscheduling PodGroup \"" + m->group + "\" (" + m->evidence + ") but has " + as +
@@ -133,14 +133,15 @@ spec:
         if (cosched.empty()) {
           ctx.report(ptr, msg + "set schedulerName to the scheduler-plugins scheduler");
         } else {
-          ctx.report(ptr, msg + "set schedulerName: " + cosched, fix(t, cosched));
+          ctx.report(ptr, msg + "set schedulerName: " + cosched, fix(t, cosched, ctx));
         }
       }
     }
   }
 
  private:
-  static json fix(const PodTemplate& t, const std::string& scheduler) {
+  static std::optional<json> fix(const PodTemplate& t, const std::string& scheduler, const CheckContext& ctx) {
+    if (!ctx.fixes_wanted()) return std::nullopt;
     return json::array({{{"op", "add"}, {"path", t.spec_pointer() + "/schedulerName"}, {"value", scheduler}}});
   }
 

@@ -219,15 +219,17 @@ spec:
                         "ClusterQueue's GPU quota, fair sharing and preemption";
       std::optional<json> fix;
       if (!queue.empty()) {
-        const std::string labels_ptr = u.metadata_ptr + "/labels";
-        json ops = json::array();
-        if (u.has_labels)
-          ops.push_back({{"op", "add"}, {"path", pointer_join(labels_ptr, kQueueLabel)}, {"value", queue}});
-        else if (u.has_metadata)
-          ops.push_back({{"op", "add"}, {"path", labels_ptr}, {"value", {{std::string(kQueueLabel), queue}}}});
-        else
-          ops.push_back({{"op", "add"}, {"path", u.metadata_ptr}, {"value", {{"labels", {{std::string(kQueueLabel), queue}}}}}});
-        fix = std::move(ops);
+        if (ctx.fixes_wanted()) {
+          const std::string labels_ptr = u.metadata_ptr + "/labels";
+          json ops = json::array();
+          if (u.has_labels)
+            ops.push_back({{"op", "add"}, {"path", pointer_join(labels_ptr, kQueueLabel)}, {"value", queue}});
+          else if (u.has_metadata)
+            ops.push_back({{"op", "add"}, {"path", labels_ptr}, {"value", {{std::string(kQueueLabel), queue}}}});
+          else
+            ops.push_back({{"op", "add"}, {"path", u.metadata_ptr}, {"value", {{"labels", {{std::string(kQueueLabel), queue}}}}}});
+          fix = std::move(ops);
+        }
         msg += " (fix: " + std::string(kQueueLabel) + ": " + queue + ", from " + from + ")";
       } else {
         msg += " (name one of the namespace's LocalQueues; defaultQueues gives a fix)";

@@ -112,10 +112,12 @@ spec:
           if (gpus.matches(name)) names.insert(name);
 
     // GPU requests that have no limit; the fix adds them all at once.
-    json missing = json::object();
-    if (requests)
+    auto missing = [&] {
+      json all = json::object();
       for (const auto& name : names)
-        if (member(*requests, name) && !(limits && member(*limits, name))) missing[name] = (*requests)[name];
+        if (member(*requests, name) && !(limits && member(*limits, name))) all[name] = (*requests)[name];
+      return all;
+    };
 
     for (const auto& name : names) {
       const std::string rptr = c.pointer + "/resources/requests/" + pointer_escape(name);
@@ -126,11 +128,13 @@ spec:
       std::optional<Quantity> lm_q = lm ? amount(*lm, c, name, "limit", lptr, ctx) : std::nullopt;
       if (rq && !lm) {
         if (!rq_q) continue;
-        json fix = json::array();
-        if (!limits)
-          fix.push_back({{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing}});
-        else
-          fix.push_back({{"op", "add"}, {"path", lptr}, {"value", *rq}});
+        std::optional<json> fix;
+        if (!ctx.fixes_wanted()) {
+        } else if (!limits) {
+          fix = json::array({{{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing()}}});
+        } else {
+          fix = json::array({{{"op", "add"}, {"path", lptr}, {"value", *rq}}});
+        }
         ctx.report(rptr,
                    describe(c) + " requests " + name + ": " + rq_q->to_string() +
                        " without a limit; the API server rejects the pod (\"Limit must be set for non overcommitable "

@@ -100,12 +100,15 @@ spec:
       if (has_list && std::any_of(tolerations->begin(), tolerations->end(),
                                   [&](const json& tol) { return tolerates(tol, key, value, effect); }))
         continue;
-      json toleration = {{"key", key}, {"operator", "Exists"}, {"effect", effect}};
-      json fix = json::array();
-      if (has_list)
-        fix.push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations/-"}, {"value", toleration}});
-      else
-        fix.push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations"}, {"value", json::array({toleration})}});
+      std::optional<json> fix;
+      if (ctx.fixes_wanted()) {
+        json toleration = {{"key", key}, {"operator", "Exists"}, {"effect", effect}};
+        fix = json::array();
+        if (has_list)
+          fix->push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations/-"}, {"value", toleration}});
+        else
+          fix->push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations"}, {"value", json::array({toleration})}});
+      }
       const std::string taint = key + (value.empty() ? "" : "=" + value) + ":" + effect;
       ctx.report(has_list ? t.spec_pointer() + "/tolerations" : t.spec_pointer(),
                  "requests a GPU but does not tolerate the GPU nodes' taint " + taint +

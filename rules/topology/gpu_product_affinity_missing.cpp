@@ -25,7 +25,7 @@ struct Unpinned {
   std::string pointer;     // where the finding points
   Pos pos;
   std::string spec_ptr;
-  json spec_part;          // {"affinity": ...} of the spec, to build the fix
+  json spec_part;          // {"affinity": ...} of the spec, to build the fix (when fixes are wanted)
   std::string queue;       // kueue.x-k8s.io/queue-name of the workload, if any
   std::vector<std::string> gpu_resources;
   std::string gpus;        // "nvidia.com/gpu: 8"
@@ -175,8 +175,12 @@ spec:
                   : member(spec, "nodeSelector") ? u.spec_ptr + "/nodeSelector"
                                                   : u.spec_ptr;
       u.pos = ctx.position_of(u.pointer);
-      if (const json* a = member(spec, "affinity")) u.spec_part["affinity"] = *a;
-      else u.spec_part = json::object();
+      if (!ctx.fixes_wanted()) {
+      } else if (const json* a = member(spec, "affinity")) {
+        u.spec_part["affinity"] = *a;
+      } else {
+        u.spec_part = json::object();
+      }
       for (const auto& [name, q] : gpus) {
         u.gpu_resources.push_back(name);
         u.gpus += (u.gpus.empty() ? "" : ", ") + name + ": " + q.to_string();
@@ -231,7 +235,7 @@ spec:
       std::optional<json> fix;
       if (!product.empty()) {
         json expr = {{"key", std::string(kProductLabel)}, {"operator", "In"}, {"values", json::array({product})}};
-        fix = add_node_requirement(u.spec_part, u.spec_ptr, expr, [&](const json& term) {
+        if (ctx.fixes_wanted()) fix = add_node_requirement(u.spec_part, u.spec_ptr, expr, [&](const json& term) {
           for (const json* e : match_expressions(term)) {
             auto key = string_at(*e, "key");
             auto op = string_at(*e, "operator");

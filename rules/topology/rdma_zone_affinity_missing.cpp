@@ -312,9 +312,11 @@ spec:
       for (const auto& w : weak) msg += "; " + w;
       std::optional<json> fix;
       if (gang && !gang->label_key.empty()) {
-        json term = {{"labelSelector", {{"matchLabels", {{gang->label_key, gang->label_value}}}}},
-                     {"topologyKey", std::string(kZoneLabel)}};
-        fix = add_required_pod_affinity(spec, t.spec_pointer(), term);
+        if (ctx.fixes_wanted()) {
+          json term = {{"labelSelector", {{"matchLabels", {{gang->label_key, gang->label_value}}}}},
+                       {"topologyKey", std::string(kZoneLabel)}};
+          fix = add_required_pod_affinity(spec, t.spec_pointer(), term);
+        }
         msg += " (fix: a required pod affinity on " + std::string(kZoneLabel) + " over " + gang->label_key + "=" +
                gang->label_value + " keeps the gang in one zone without naming it)";
       } else {

@@ -84,6 +84,7 @@ engine::Result lint(const std::string& text, const LintOptions& options) {
   if (options.schemas) config.settings.schemas = shared_schemas();
   engine::EvalOptions eo;
   eo.complete = options.complete;
+  eo.fixes = options.fixes;
   for (const auto& r : options.only_rules) eo.only_rules.insert(r);
   // The evaluation keeps references to the config: keep it alive for the call.
   engine::Evaluation eval(registry(), config, eo);

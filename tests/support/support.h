@@ -48,6 +48,7 @@ struct LintOptions {
   std::string config_yaml;  // a .gpuguard.yaml text; empty = defaults
   std::string file = "test.yaml";
   bool schemas = false;     // load ../shared/k8s-schemas (schema-invalid)
+  bool fixes = true;        // EvalOptions::fixes
 };
 // The schemas of ../shared/k8s-schemas, loaded once; null when ../shared is absent.
 std::shared_ptr<const engine::SchemaStore> shared_schemas();
