@@ -7,6 +7,8 @@
 #include <string>
 #include <system_error>
 
+#include "engine/json_bytes.h"
+
 namespace gpuguard::engine {
 
 namespace {
@@ -200,7 +202,7 @@ class Reader {
     ++p_;
     const char* run = p_;  // bytes copied as they are, from here
     for (;;) {
-      while (p_ < end_ && kStringBytes[static_cast<unsigned char>(*p_)] == plain) ++p_;
+      p_ = plain_json_bytes(p_, end_);
       if (p_ == end_) return false;
       switch (kStringBytes[static_cast<unsigned char>(*p_)]) {
         case quote:

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "engine/json.h"
+#include "engine/json_bytes.h"
 
 namespace gpuguard::engine {
 
@@ -46,8 +47,9 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   size_t run = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < s.size(); ++i) {
+    i = static_cast<size_t>(plain_json_bytes(s.data() + i, s.data() + s.size()) - s.data());
+    if (i == s.size()) break;
     const auto u = static_cast<unsigned char>(s[i]);
-    if (u >= 0x20 && u != '"' && u != '\\' && u < 0x80) continue;
     if (u >= 0x80) {
       if (const size_t n = utf8_sequence(s, i)) {  // written as it is, like nlohmann does
         i += n - 1;

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/json.h"
+#include "engine/json_bytes.h"
 #include "engine/json_write.h"
 #include "engine/positions.h"
 
@@ -46,6 +47,30 @@ TEST_CASE("JSON pointers escape ~ and /") {
   CHECK(pointer_join("/x", "a/b") == "/x/a~1b");
 }
 
+TEST_CASE("plain_json_bytes stops at the first byte a JSON string must escape or decode, eight at a time too") {
+  auto plain = [](unsigned char u) { return u >= 0x20 && u != '"' && u != '\\' && u < 0x80; };
+  // Every byte at every position of strings of 0 to 20 bytes around the eight-byte words, over
+  // backgrounds at the edges of the plain range; a second byte after it changes nothing.
+  for (unsigned char bg : {' ', '!', '#', '[', ']', 'x', '~', '\x7f'}) {
+    for (size_t len = 0; len <= 20; ++len) {
+      for (size_t k = 0; k < len; ++k) {
+        for (unsigned b = 0; b < 256; ++b) {
+          std::string s(len, static_cast<char>(bg));
+          s[k] = static_cast<char>(b);
+          if (k + 3 < len) s[k + 3] = '\0';
+          const size_t expected = plain(static_cast<unsigned char>(b)) ? (k + 3 < len ? k + 3 : len) : k;
+          const char* stop = plain_json_bytes(s.data(), s.data() + s.size());
+          if (static_cast<size_t>(stop - s.data()) != expected) {
+            FAIL_CHECK("background " << int(bg) << ", length " << len << ", byte " << b << " at " << k);
+            return;
+          }
+        }
+      }
+    }
+  }
+  CHECK(plain_json_bytes(nullptr, nullptr) == nullptr);
+}
+
 TEST_CASE("JSON strings are written byte for byte as nlohmann writes them, valid UTF-8 or not") {
   auto nlohmann = [](const std::string& s) { return json(s).dump(-1, ' ', false, json::error_handler_t::replace); };
   auto ours = [](const std::string& s) {
@@ -76,7 +101,9 @@ TEST_CASE("JSON strings are written byte for byte as nlohmann writes them, valid
           std::string s(1, static_cast<char>(a));
           if (len > 1) s += static_cast<char>(b);
           if (len > 2) s += static_cast<char>(c);
-          if (ours(s) != "prefix," + nlohmann(s)) {
+          // Alone, and between plain runs long enough for the eight-byte scan.
+          const std::string padded = "before the " + s + " and after";
+          if (ours(s) != "prefix," + nlohmann(s) || ours(padded) != "prefix," + nlohmann(padded)) {
             CAPTURE(s);
             FAIL("differs from nlohmann");
           }
