@@ -9,6 +9,31 @@ using namespace gpuguard::engine;
 
 TEST_SUITE("unit") {
 
+TEST_CASE("member finds each key of an object, and no other, whatever bytes the keys share") {
+  // Keys with long common prefixes (across the eight-byte words), prefixes of one another, the
+  // empty key, and bytes above 0x7f (which compare as unsigned).
+  std::vector<std::string> keys = {"", "a", "ab", "abcdefg", "abcdefgh", "abcdefghi", "abcdefgh\x80", "abcdefgh\xff",
+                                   "abcdefgh\x7f", "abcdefghabcdefgh", "abcdefghabcdefgi", "abcdefghabcdefg", "\x80", "\xff\xff"};
+  const std::string alphabet = std::string("a\x7f\x80\xff", 4);
+  for (char c1 : alphabet)
+    for (char c2 : alphabet)
+      for (size_t pad : {0, 7, 8, 9, 15, 16}) {
+        keys.push_back(std::string(pad, 'k') + c1 + c2);
+        keys.push_back(std::string(pad, 'k') + c1);
+      }
+  json object = json::object();
+  for (size_t i = 0; i < keys.size(); ++i) object[keys[i]] = i;
+  for (const auto& k : object.items()) {
+    const json* found = member(object, k.key());
+    REQUIRE(found != nullptr);
+    CHECK(keys[found->get<size_t>()] == k.key());
+  }
+  for (const std::string absent : {"b", "abcdefgh\x81", "abcdefghabcdefgj", "abcdefghabcdefghx", "kkkkkkkk", "\xff", "zzzzzzzzzzzz"})
+    if (!object.contains(absent)) CHECK(member(object, absent) == nullptr);
+  CHECK(member(json::array(), "a") == nullptr);
+  CHECK(member(json("a"), "a") == nullptr);
+}
+
 TEST_CASE("numbers print as Go's encoding/json prints them") {
   CHECK(go_json_number(json(1.0)) == "1");
   CHECK(go_json_number(json(1.5)) == "1.5");
