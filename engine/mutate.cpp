@@ -29,9 +29,10 @@ namespace {
 // range, a removed or replaced member exists) before it changes anything, so one of them alone is
 // atomic in place. Whether it changes the object is known beforehand: an add or replace whose
 // target already holds an equal value does not (what comparing the whole object after a copy
-// found). A target inside a scalar does not exist (RFC 6902, 4.1): an error, where nlohmann's add
-// asserts and its remove does nothing. Answers nullopt when the fix is not one such operation:
-// the copy path decides those.
+// found, except that a NaN anywhere in the object made that comparison see a change every time).
+// A target inside a string, number or boolean does not exist (RFC 6902, 4.1): an error, where
+// nlohmann's add asserts (and does nothing under NDEBUG) and its remove does nothing. Answers
+// nullopt when the fix is not one such operation, or works inside a null: the copy path decides.
 std::optional<bool> apply_single(json& object, const json& fix) {
   if (!fix.is_array() || fix.size() != 1) return std::nullopt;
   const json& op = fix[0];
@@ -41,7 +42,7 @@ std::optional<bool> apply_single(json& object, const json& fix) {
   const std::string& verb = name->get_ref<const std::string&>();
   const bool add = verb == "add";
   if (!add && verb != "replace" && verb != "remove") return std::nullopt;
-  const json* value = member(op, "value");
+  const json* value = verb == "remove" ? nullptr : member(op, "value");  // a remove's "value" means nothing
   if (!value && verb != "remove") return std::nullopt;
   const json::json_pointer ptr(path->get_ref<const std::string&>());  // throws as patch would
   if (ptr.empty()) {
@@ -63,7 +64,9 @@ std::optional<bool> apply_single(json& object, const json& fix) {
           if (i < parent.size() && parent[i] == *value) return false;
         }
       }
-    } else if (!parent.is_null() || !add) {
+    } else if (parent.is_null()) {
+      if (!add) return std::nullopt;  // nlohmann's add makes it an object; the others are its to answer
+    } else {
       throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
     }
   }
@@ -76,7 +79,7 @@ std::optional<bool> apply_single(json& object, const json& fix) {
 bool apply_fix(json& object, const json& fix) {
   if (auto changed = apply_single(object, fix)) return *changed;
   json next = object.patch(fix);
-  if (next == object) return false;
+  if (!(next != object)) return false;  // nlohmann's != (not the negation of its == where NaN is)
   object = std::move(next);
   return true;
 }

@@ -114,6 +114,7 @@ spec:
     // GPU requests that have no limit; the fix adds them all at once.
     auto missing = [&] {
       json all = json::object();
+      if (!requests) return all;
       for (const auto& name : names)
         if (member(*requests, name) && !(limits && member(*limits, name))) all[name] = (*requests)[name];
       return all;

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "engine/evaluate.h"
 #include "engine/json_parse.h"
 #include "engine/mutate.h"
@@ -262,6 +264,10 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
       R"([{"op": "replace", "path": "/spec/list/2", "value": 1}])",
       R"([{"op": "replace", "path": "/spec/list/-", "value": 1}])",
       R"([{"op": "remove", "path": "/spec/name"}])",
+      R"([{"op": "remove", "path": "/spec/name", "value": "a"}])",  // a remove's value means nothing
+      R"([{"op": "remove", "path": "/spec/list/0", "value": 1}])",
+      R"([{"op": "replace", "path": "/spec/empty/x", "value": 3}])",   // inside a null: nlohmann's answer
+      R"([{"op": "remove", "path": "/spec/empty/x"}])",
       R"([{"op": "remove", "path": "/spec/missing"}])",
       R"([{"op": "remove", "path": "/spec/list/1"}])",
       R"([{"op": "remove", "path": "/spec/list/5"}])",
@@ -279,13 +285,22 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
       R"({"op": "add", "path": "/spec/a", "value": 1})",
       R"([1])",
   };
-  // A target inside a scalar does not exist (nlohmann's add would assert): an error.
+  // A target inside a string or number does not exist (nlohmann's add would assert): an error.
   for (const char* text : {R"([{"op": "add", "path": "/spec/name/x", "value": 3}])", R"([{"op": "remove", "path": "/spec/name/x"}])",
-                           R"([{"op": "replace", "path": "/spec/empty/x", "value": 3}])", R"([{"op": "remove", "path": "/spec/empty/x"}])"}) {
+                           R"([{"op": "add", "path": "/spec/n/x", "value": 3}])", R"([{"op": "remove", "path": "/spec/n/0"}])"}) {
     CAPTURE(text);
     json got = object;
     CHECK_THROWS(apply_fix(got, json::parse(text)));
     CHECK(gpuguard::engine::identical(got, object));
+  }
+  // An object holding a NaN: a fix that adds the value already there changes nothing (comparing
+  // whole objects saw a change every time, since NaN != NaN).
+  {
+    json with_nan = object;
+    with_nan["spec"]["ratio"] = std::nan("");
+    CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/name", "value": "a"}])")));
+    CHECK(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/name", "value": "b"}])")));
+    CHECK(with_nan["spec"]["name"] == "b");
   }
   for (const char* text : fixes) {
     CAPTURE(text);
