@@ -1,11 +1,11 @@
 #include "engine/mutate.h"
 
-#include "engine/evaluate.h"
-#include "engine/podspec.h"
-
 #include <optional>
 #include <stdexcept>
 #include <utility>
+
+#include "engine/evaluate.h"
+#include "engine/podspec.h"
 
 namespace gpuguard::engine {
 
