@@ -2,8 +2,9 @@
 # Webhook latency and throughput against its floor (issue 9): `gpuguard serve` with every rule and
 # a 10,000-object cluster state, loaded by wrk over TLS with keep-alive at 1, 4 and 32
 # connections, posting a GPU Pod AdmissionReview to /validate and /mutate; the floor is
-# bench/floor_server (cpp-httplib TLS, nlohmann parse, a fixed allow). Loopback only; every load
-# is bounded by DURATION seconds.
+# bench/floor_server (cpp-httplib TLS, nlohmann parse, a fixed allow). Then the server's CPU per
+# request for the floor, gpuguard, and gpuguard with every rule off. Loopback only; every load is
+# bounded by DURATION seconds.
 #
 #   bench/webhook.sh BUILD_DIR          (DURATION=5, STATE=10000)
 set -euo pipefail
@@ -42,17 +43,24 @@ wait_for() {  # file, seconds
   return 1
 }
 
-# gpuguard serve on port 0; its port is in its "listening" log line.
-"$build/cli/gpuguard" serve --listen 127.0.0.1:0 --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" \
-  --state "$work/state" --log-level info >"$work/serve.log" 2>&1 &
-pids+=($!)
-for ((i = 0; i < 600; i++)); do grep -q '"listening"' "$work/serve.log" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o "\"port\":[0-9]*" "$work/serve.log" | head -1 | cut -d: -f2 || true)
-[[ -n "$port" ]] || { echo "webhook bench: gpuguard serve did not start" >&2; cat "$work/serve.log" >&2; exit 1; }
-for ((i = 0; i < 600; i++)); do
-  curl -sfk "https://127.0.0.1:$port/readyz" >/dev/null && break
-  sleep 0.1
-done
+# start_serve NAME [ARGS...]: gpuguard serve on port 0 (its port is in its "listening" log line),
+# ready; sets the globals port and serve_pid.
+start_serve() {
+  local log="$work/$1.log"
+  shift
+  "$build/cli/gpuguard" serve --listen 127.0.0.1:0 --tls-cert "$work/cert.pem" --tls-key "$work/key.pem" \
+    --state "$work/state" --log-level info "$@" >"$log" 2>&1 &
+  serve_pid=$!
+  pids+=("$serve_pid")
+  for ((i = 0; i < 600; i++)); do grep -q '"listening"' "$log" 2>/dev/null && break; sleep 0.1; done
+  port=$(grep -o "\"port\":[0-9]*" "$log" | head -1 | cut -d: -f2 || true)
+  [[ -n "$port" ]] || { echo "webhook bench: gpuguard serve did not start" >&2; cat "$log" >&2; exit 1; }
+  for ((i = 0; i < 600; i++)); do
+    curl -sfk "https://127.0.0.1:$port/readyz" >/dev/null && break
+    sleep 0.1
+  done
+}
+start_serve serve
 "$build/bench/bench_floor_server" "$work/cert.pem" "$work/key.pem" "$work/floor.port" &
 pids+=($!)
 wait_for "$work/floor.port" 10
@@ -98,4 +106,25 @@ awk '
 rss=$(awk '/^VmHWM/ {print $2}' "/proc/${pids[0]}/status")
 echo "gpuguard serve peak RSS with $state_n objects of state: $((rss / 1024)) MiB"
 "$build/bench/bench_admission" "$work/state" "$work/review.json" 20000
+
+# Where the time goes: the server's CPU (utime + stime) per request wrk counted, /validate at 4
+# connections, for the floor, gpuguard, and gpuguard with every rule switched off in its config
+# (the same TLS, HTTP, parsing and answer, without the rules' evaluation).
+cpu_per_request() {  # PID URL: µs of the server's CPU per request
+  local before after out n
+  before=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  out=$(wrk -t 2 -c 4 -d "${duration}s" -s "$work/post.lua" "$2")
+  after=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  n=$(awk '/requests in/ {print $1}' <<<"$out")
+  awk -v t=$((after - before)) -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
+}
+gpuguard_pid=${pids[0]} gpuguard_port=$port floor_pid=${pids[1]}
+{ echo "rules:"; "$build/cli/gpuguard" rules | awk '{print "  " $1 ": false"}'; } >"$work/no-rules.yaml"
+start_serve no-rules --config "$work/no-rules.yaml"
+cpu_floor=$(cpu_per_request "$floor_pid" "https://127.0.0.1:$floor_port/validate")
+cpu_all=$(cpu_per_request "$gpuguard_pid" "https://127.0.0.1:$gpuguard_port/validate")
+cpu_none=$(cpu_per_request "$serve_pid" "https://127.0.0.1:$port/validate")
+echo
+echo "server CPU per /validate request at 4 connections: floor $cpu_floor µs, gpuguard $cpu_all µs," \
+  "gpuguard with every rule off $cpu_none µs"
 echo "targets: req/s ≥ 0.8 × floor and p99 ≤ 1.5 × floor at each connection count"
