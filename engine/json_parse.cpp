@@ -1,6 +1,5 @@
 #include "engine/json_parse.h"
 
-#include <array>
 #include <bit>
 #include <charconv>
 #include <cstdint>
@@ -12,18 +11,6 @@
 namespace gpuguard::engine {
 
 namespace {
-
-// What a byte is inside a JSON string.
-enum Byte : uint8_t { plain = 0, quote, backslash, control, high };
-
-constexpr std::array<uint8_t, 256> kStringBytes = [] {
-  std::array<uint8_t, 256> t{};
-  for (unsigned c = 0; c < 0x20; ++c) t[c] = control;  // must be escaped
-  t['"'] = quote;
-  t['\\'] = backslash;
-  for (unsigned c = 0x80; c < 0x100; ++c) t[c] = high;
-  return t;
-}();
 
 // Reads a document of the shapes Kubernetes sends; returns false at anything else, and the caller
 // asks nlohmann (which then gives the same value a slower way, or the error).
@@ -131,22 +118,6 @@ class Reader {
     return elements(']', [&] { return value(items.emplace_back(), depth + 1); });
   }
 
-  // One well-formed UTF-8 sequence starting at p_ (RFC 3629, as nlohmann's lexer checks it: no
-  // overlong forms, no surrogates, nothing past U+10FFFF); its length, or 0.
-  size_t utf8_sequence() const {
-    auto at = [&](size_t i) -> unsigned { return static_cast<unsigned char>(p_[i]); };
-    auto in = [&](size_t i, unsigned lo, unsigned hi) { return p_ + i < end_ && at(i) >= lo && at(i) <= hi; };
-    unsigned c = at(0);
-    if (c >= 0xC2 && c <= 0xDF) return in(1, 0x80, 0xBF) ? 2 : 0;
-    if (c == 0xE0) return in(1, 0xA0, 0xBF) && in(2, 0x80, 0xBF) ? 3 : 0;
-    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return in(1, 0x80, 0xBF) && in(2, 0x80, 0xBF) ? 3 : 0;
-    if (c == 0xED) return in(1, 0x80, 0x9F) && in(2, 0x80, 0xBF) ? 3 : 0;
-    if (c == 0xF0) return in(1, 0x90, 0xBF) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
-    if (c >= 0xF1 && c <= 0xF3) return in(1, 0x80, 0xBF) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
-    if (c == 0xF4) return in(1, 0x80, 0x8F) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
-    return 0;
-  }
-
   bool hex4(unsigned& out) {
     if (end_ - p_ < 4) return false;
     unsigned v = 0;
@@ -204,18 +175,12 @@ class Reader {
     for (;;) {
       p_ = plain_json_bytes(p_, end_);
       if (p_ == end_) return false;
-      switch (kStringBytes[static_cast<unsigned char>(*p_)]) {
-        case quote:
+      switch (const auto u = static_cast<unsigned char>(*p_); u) {
+        case '"':
           s.append(run, p_);
           ++p_;
           return true;
-        case high: {
-          size_t n = utf8_sequence();
-          if (n == 0) return false;
-          p_ += n;
-          continue;
-        }
-        case backslash: {
+        case '\\': {
           s.append(run, p_);
           if (end_ - p_ < 2) return false;
           char e = p_[1];
@@ -237,7 +202,14 @@ class Reader {
           run = p_;
           continue;
         }
-        default: return false;  // a control character
+        default: {
+          if (u < 0x80) return false;  // a control character, which must be escaped
+          // A multi-byte character: well-formed UTF-8 only, as nlohmann's lexer checks it.
+          const size_t n = utf8_sequence(std::string_view(p_, static_cast<size_t>(end_ - p_)), 0);
+          if (n == 0) return false;
+          p_ += n;
+          continue;
+        }
       }
     }
   }

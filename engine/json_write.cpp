@@ -7,40 +7,6 @@
 
 namespace gpuguard::engine {
 
-namespace {
-
-// Length of the well-formed UTF-8 sequence starting at s[i] (a byte ≥ 0x80), or 0 when it is not
-// one: a bad lead or continuation byte, truncated, overlong, a surrogate or beyond U+10FFFF (what
-// nlohmann's decoder rejects too).
-size_t utf8_sequence(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    n = 2;
-    cp = b0 & 0x1Fu;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    n = 3;
-    cp = b0 & 0x0Fu;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    n = 4;
-    cp = b0 & 0x07u;
-  } else {
-    return 0;
-  }
-  if (s.size() - i < n) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    const auto b = static_cast<unsigned char>(s[i + k]);
-    if ((b & 0xC0u) != 0x80u) return 0;
-    cp = (cp << 6) | (b & 0x3Fu);
-  }
-  if (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
-  if (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
-  return n;
-}
-
-}  // namespace
-
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   const size_t start = out.size();

@@ -50,24 +50,12 @@ std::optional<bool> apply_single(json& object, const json& fix) {
     if (object == *value) return false;
   } else {
     const json& parent = std::as_const(object).at(ptr.parent_pointer());  // throws as patch would
-    if (parent.is_object()) {
-      if (value) {
-        auto it = parent.find(ptr.back());
-        if (it != parent.end() && *it == *value) return false;
-      }
-    } else if (parent.is_array()) {
-      if (!add && value) {
-        const std::string& last = ptr.back();
-        if (last != "-" && !last.empty() && last.find_first_not_of("0123456789") == std::string::npos &&
-            (last.size() == 1 || last[0] != '0') && last.size() < 10) {
-          const size_t i = std::stoul(last);
-          if (i < parent.size() && parent[i] == *value) return false;
-        }
-      }
-    } else if (parent.is_null()) {
+    if (parent.is_null()) {
       if (!add) return std::nullopt;  // nlohmann's add makes it an object; the others are its to answer
-    } else {
+    } else if (!parent.is_object() && !parent.is_array()) {
       throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
+    } else if (value && (parent.is_object() || !add) && object.contains(ptr) && std::as_const(object).at(ptr) == *value) {
+      return false;  // (an add into an array inserts, even a value equal to its neighbour)
     }
   }
   object.patch_inplace(fix);

@@ -108,8 +108,9 @@ std::vector<fs::path> yaml_files(const fs::path& dir) {
   return out;
 }
 
-engine::Result lint_fixture(const Fixture& f, const std::string& rule, const std::string& name) {
+engine::Result lint_fixture(const Fixture& f, const std::string& rule, const std::string& name, bool fixes = true) {
   test::LintOptions o;
+  o.fixes = fixes;
   o.complete = f.complete;
   o.schemas = f.schemas;
   o.only_rules = {rule};
@@ -234,14 +235,8 @@ TEST_CASE("without fixes wanted (the validating webhook) a rule finds the same, 
       CAPTURE(name);
       Fixture f = read_fixture(p);
       if (f.schemas && !test::shared_schemas()) continue;
-      test::LintOptions o;
-      o.complete = f.complete;
-      o.only_rules = {id};
-      o.config_yaml = config_text(f.config);
-      o.file = name;
-      const engine::Result with = test::lint(f.text, o);
-      o.fixes = false;
-      const engine::Result without = test::lint(f.text, o);
+      const engine::Result with = lint_fixture(f, id, name);
+      const engine::Result without = lint_fixture(f, id, name, false);
       REQUIRE(with.findings.size() == without.findings.size());
       for (size_t i = 0; i < with.findings.size(); ++i) {
         const auto& a = with.findings[i];

@@ -130,12 +130,9 @@ spec:
       if (rq && !lm) {
         if (!rq_q) continue;
         std::optional<json> fix;
-        if (!ctx.fixes_wanted()) {
-        } else if (!limits) {
-          fix = json::array({{{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing()}}});
-        } else {
-          fix = json::array({{{"op", "add"}, {"path", lptr}, {"value", *rq}}});
-        }
+        if (ctx.fixes_wanted())
+          fix = limits ? json::array({{{"op", "add"}, {"path", lptr}, {"value", *rq}}})
+                       : json::array({{{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing()}}});
         ctx.report(rptr,
                    describe(c) + " requests " + name + ": " + rq_q->to_string() +
                        " without a limit; the API server rejects the pod (\"Limit must be set for non overcommitable "

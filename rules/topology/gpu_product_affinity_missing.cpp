@@ -175,11 +175,9 @@ spec:
                   : member(spec, "nodeSelector") ? u.spec_ptr + "/nodeSelector"
                                                   : u.spec_ptr;
       u.pos = ctx.position_of(u.pointer);
-      if (!ctx.fixes_wanted()) {
-      } else if (const json* a = member(spec, "affinity")) {
-        u.spec_part["affinity"] = *a;
-      } else {
+      if (ctx.fixes_wanted()) {
         u.spec_part = json::object();
+        if (const json* a = member(spec, "affinity")) u.spec_part["affinity"] = *a;
       }
       for (const auto& [name, q] : gpus) {
         u.gpu_resources.push_back(name);
