@@ -22,7 +22,7 @@ void add(std::vector<PodTemplate>& out, const json& holder, std::string ptr, std
          std::string role) {
   const json* spec = member(holder, "spec");
   if (!spec || !spec->is_object()) return;
-  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role), {}, 0});
+  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role), {}, 0, {}});
 }
 
 void add_at(std::vector<PodTemplate>& out, const json& parent, std::string_view key, const std::string& parent_ptr,
@@ -245,14 +245,10 @@ void PodSum::add(Container::Kind kind, const Quantity& request) {
 
 PodResources pod_requests(const PodTemplate& t) { return pod_requests_of(t, nullptr); }
 
-std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
-  std::map<std::string, Quantity, std::less<>> out;
-  for (const auto& [name, q] : pod_requests_of(t, &gpus).requests)
-    if (gpus.matches(name) && !q.is_zero()) out[name] = q;
-  return out;
-}
+namespace {
 
-bool requests_gpu(const PodTemplate& t, const ResourceMatcher& gpus) {
+// Whether any container of the template requests or limits a GPU resource.
+bool any_gpu(const PodTemplate& t, const ResourceMatcher& gpus) {
   for (const auto& c : containers(t)) {
     const json* res = member(*c.body, "resources");
     if (!res) continue;
@@ -268,6 +264,22 @@ bool requests_gpu(const PodTemplate& t, const ResourceMatcher& gpus) {
   }
   return false;
 }
+
+const TemplateGpus& template_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
+  return t.gpu_facts.get(gpus, [&] {
+    TemplateGpus out;
+    for (auto& [name, q] : pod_requests_of(t, &gpus).requests)
+      if (gpus.matches(name) && !q.is_zero()) out.per_pod.emplace(name, q);
+    out.any = any_gpu(t, gpus);
+    return out;
+  });
+}
+
+}  // namespace
+
+const GpuAmounts& pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus) { return template_gpus(t, gpus).per_pod; }
+
+bool requests_gpu(const PodTemplate& t, const ResourceMatcher& gpus) { return template_gpus(t, gpus).any; }
 
 bool requests_gpu(const Object& obj, const ResourceMatcher& gpus) {
   for (const auto& t : pod_templates(obj))

@@ -3,6 +3,7 @@
 // rule the pod templates of an object, each with its JSON pointer and replica count, so no rule
 // walks kinds itself.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -10,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "engine/json.h"
@@ -17,6 +19,83 @@
 #include "engine/quantity.h"
 
 namespace gpuguard::engine {
+
+// Which resource names count as GPUs: exact names, or prefixes written with a trailing `*`
+// (`nvidia.com/mig-*`).
+class ResourceMatcher {
+ public:
+  ResourceMatcher() = default;
+  explicit ResourceMatcher(std::vector<std::string> patterns);
+  [[nodiscard]] bool matches(std::string_view resource) const;
+  [[nodiscard]] const std::vector<std::string>& patterns() const { return patterns_; }
+
+ private:
+  std::vector<std::string> patterns_;
+};
+
+// A projection made per set of GPU resource patterns (one set per config; a reloaded config may
+// bring another): a list that only grows, shared by every thread, kept with what it projects (an
+// object's DerivedViews, a pod template). A copy starts empty (it is of another projected thing);
+// a move takes the list.
+template <typename T>
+class ByMatcher {
+ public:
+  ByMatcher() = default;
+  ByMatcher(ByMatcher&& other) noexcept : head_(other.head_.exchange(nullptr)) {}
+  ByMatcher(const ByMatcher& /*other*/) noexcept {}
+  ByMatcher& operator=(const ByMatcher& other) noexcept {
+    if (this != &other) clear();
+    return *this;
+  }
+  ByMatcher& operator=(ByMatcher&& other) noexcept {
+    if (this != &other) {
+      clear();
+      head_.store(other.head_.exchange(nullptr));
+    }
+    return *this;
+  }
+  ~ByMatcher() { clear(); }
+
+  // The projection for `gpus`, made by `make()` (which returns a T) the first time it is asked for.
+  template <typename Make>
+  const T& get(const ResourceMatcher& gpus, Make&& make) const {
+    Entry* head = head_.load(std::memory_order_acquire);
+    if (const T* v = find(head, gpus)) return *v;
+    auto* e = new Entry{gpus.patterns(), make(), head};
+    while (!head_.compare_exchange_weak(e->next, e, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      if (const T* v = find(e->next, gpus)) {  // another thread made it meanwhile
+        delete e;
+        return *v;
+      }
+    }
+    return e->value;
+  }
+
+ private:
+  struct Entry {
+    std::vector<std::string> patterns;
+    T value;
+    Entry* next;
+  };
+  void clear() noexcept {
+    for (Entry* e = head_.exchange(nullptr); e;) delete std::exchange(e, e->next);
+  }
+  static const T* find(const Entry* e, const ResourceMatcher& gpus) {
+    for (; e; e = e->next)
+      if (e->patterns == gpus.patterns()) return &e->value;
+    return nullptr;
+  }
+  mutable std::atomic<Entry*> head_{nullptr};
+};
+
+// GPUs per GPU resource.
+using GpuAmounts = std::map<std::string, Quantity, std::less<>>;
+
+// What the rules ask of a pod template's GPUs (pod_gpus, requests_gpu), made once per template.
+struct TemplateGpus {
+  GpuAmounts per_pod;  // pod_gpus
+  bool any = false;    // requests_gpu
+};
 
 // A container of a pod spec: regular, init (including native sidecars) or ephemeral.
 struct Container {
@@ -44,6 +123,9 @@ struct PodTemplate {
   std::vector<Container> all_containers;
   size_t ephemeral_from = 0;
 
+  // Its GPUs, per GPU matcher (pod_gpus and requests_gpu make and read them).
+  ByMatcher<TemplateGpus> gpu_facts;
+
   [[nodiscard]] std::string spec_pointer() const { return pointer + "/spec"; }
   [[nodiscard]] const json& metadata() const;
 };
@@ -64,7 +146,6 @@ struct PodViews {
 // "container \"train\"", "init container \"setup\"", "sidecar container \"proxy\"".
 [[nodiscard]] std::string describe(const Container& c);
 
-class ResourceMatcher;
 
 // One resource of one pod, added up the way the scheduler does (see pod_requests): regular
 // containers and native sidecars summed, each init container with the sidecars started before
@@ -88,25 +169,14 @@ struct PodResources {
   [[nodiscard]] Quantity get(std::string_view resource) const;
 };
 [[nodiscard]] PodResources pod_requests(const PodTemplate& t);
-// GPUs one pod of the template asks for, per GPU resource (only the nonzero ones).
-[[nodiscard]] std::map<std::string, Quantity, std::less<>> pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus);
-// Whether any container of the template requests or limits a GPU resource (any amount but zero).
+// GPUs one pod of the template asks for, per GPU resource (only the nonzero ones): added up once
+// per template and matcher, and kept with the template.
+[[nodiscard]] const GpuAmounts& pod_gpus(const PodTemplate& t, const ResourceMatcher& gpus);
+// Whether any container of the template requests or limits a GPU resource (any amount but zero,
+// an amount that does not parse included): found once per template and matcher.
 [[nodiscard]] bool requests_gpu(const PodTemplate& t, const ResourceMatcher& gpus);
 // Whether any pod template of the object does.
 [[nodiscard]] bool requests_gpu(const Object& obj, const ResourceMatcher& gpus);
-
-// Which resource names count as GPUs: exact names, or prefixes written with a trailing `*`
-// (`nvidia.com/mig-*`).
-class ResourceMatcher {
- public:
-  ResourceMatcher() = default;
-  explicit ResourceMatcher(std::vector<std::string> patterns);
-  [[nodiscard]] bool matches(std::string_view resource) const;
-  [[nodiscard]] const std::vector<std::string>& patterns() const { return patterns_; }
-
- private:
-  std::vector<std::string> patterns_;
-};
 
 // The GPU resources gpuguard knows without configuration: whole GPUs, time-sliced or MPS shares
 // (renameByDefault), and MIG slices under the mixed strategy (facts/nvidia.md).

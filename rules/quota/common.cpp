@@ -1,56 +1,14 @@
 #include "rules/quota/common.h"
 
-#include <atomic>
 #include <set>
+
+#include "engine/podspec.h"
 
 namespace gpuguard::rules::quota {
 
 using namespace engine;
 
 namespace {
-
-// A projection of an object per set of GPU resource patterns (one set per config; a reloaded
-// config may bring another): a list that only grows, shared by every thread, kept in the object's
-// DerivedViews.
-template <typename T>
-class ByPatterns {
- public:
-  ByPatterns() = default;
-  ByPatterns(ByPatterns&& other) noexcept : head_(other.head_.exchange(nullptr)) {}
-  ByPatterns(const ByPatterns&) = delete;
-  ByPatterns& operator=(const ByPatterns&) = delete;
-  ByPatterns& operator=(ByPatterns&&) = delete;
-  ~ByPatterns() {
-    for (Entry* e = head_.load(); e;) delete std::exchange(e, e->next);
-  }
-
-  template <typename Make>
-  const T& get(const ResourceMatcher& gpus, Make&& make) const {
-    Entry* head = head_.load(std::memory_order_acquire);
-    if (const T* v = find(head, gpus)) return *v;
-    auto* e = new Entry{gpus.patterns(), make(), head};
-    while (!head_.compare_exchange_weak(e->next, e, std::memory_order_acq_rel, std::memory_order_acquire)) {
-      if (const T* v = find(e->next, gpus)) {  // another thread made it meanwhile
-        delete e;
-        return *v;
-      }
-    }
-    return e->value;
-  }
-
- private:
-  struct Entry {
-    std::vector<std::string> patterns;
-    T value;
-    Entry* next;
-  };
-  static const T* find(const Entry* e, const ResourceMatcher& gpus) {
-    for (; e; e = e->next)
-      if (e->patterns == gpus.patterns()) return &e->value;
-    return nullptr;
-  }
-  mutable std::atomic<Entry*> head_{nullptr};
-};
 
 TrackedGpus make_tracked_gpus(const Object& quota, const ResourceMatcher& gpus) {
   TrackedGpus out;
@@ -121,8 +79,8 @@ std::vector<GpuLimits> make_container_gpu_limits(const Object& limitrange, const
   return out;
 }
 
-struct QuotaGpus : ByPatterns<TrackedGpus> {};
-struct LimitRangeGpus : ByPatterns<std::vector<GpuLimits>> {};
+struct QuotaGpus : ByMatcher<TrackedGpus> {};
+struct LimitRangeGpus : ByMatcher<std::vector<GpuLimits>> {};
 
 }  // namespace
 

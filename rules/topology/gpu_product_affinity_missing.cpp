@@ -142,7 +142,7 @@ spec:
     // A DaemonSet runs on every node it selects: its GPU pods follow the nodes, whatever the model.
     if (obj.is("apps", "DaemonSet")) return;
     for (const auto& t : pod_templates(obj)) {
-      auto gpus = pod_gpus(t, ctx.settings().gpu_resources);
+      const auto& gpus = pod_gpus(t, ctx.settings().gpu_resources);
       if (gpus.empty()) continue;
       const json& spec = *t.spec;
       if (auto node = string_at(spec, "nodeName"); node && !node->empty()) continue;  // bound to one node

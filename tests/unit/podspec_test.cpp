@@ -8,7 +8,7 @@
 using namespace gpuguard::engine;
 
 namespace {
-std::vector<PodTemplate> templates_of(const std::string& yaml, std::vector<Object>& keep) {
+const std::vector<PodTemplate>& templates_of(const std::string& yaml, std::vector<Object>& keep) {
   keep = gpuguard::test::load_objects(yaml);
   REQUIRE(keep.size() == 1);
   return pod_templates(keep[0]);
@@ -57,7 +57,7 @@ TEST_CASE("pod templates of every workload kind") {
   };
   for (const auto& c : cases) {
     CAPTURE(c.yaml);
-    auto ts = templates_of(c.yaml, k);
+    const auto& ts = templates_of(c.yaml, k);
     REQUIRE(ts.size() == c.pointers.size());
     for (size_t i = 0; i < ts.size(); ++i) {
       CHECK(ts[i].pointer == c.pointers[i]);
@@ -68,7 +68,7 @@ TEST_CASE("pod templates of every workload kind") {
 
 TEST_CASE("containers: init containers, native sidecars, ephemeral on request") {
   std::vector<Object> k;
-  auto ts = templates_of(
+  const auto& ts = templates_of(
       "apiVersion: v1\nkind: Pod\nspec:\n  initContainers: [{name: setup}, {name: proxy, restartPolicy: Always}]\n"
       "  containers: [{name: main}]\n  ephemeralContainers: [{name: debug}]\n",
       k);
@@ -97,7 +97,7 @@ TEST_SUITE("unit") {
 
 TEST_CASE("pod requests add up as the scheduler adds them") {
   std::vector<Object> k;
-  auto ts = templates_of(
+  const auto& ts = templates_of(
       "apiVersion: v1\nkind: Pod\nspec:\n"
       "  initContainers:\n"
       "  - {name: sidecar, restartPolicy: Always, resources: {limits: {nvidia.com/gpu: 1, cpu: 1}}}\n"
@@ -117,9 +117,43 @@ TEST_CASE("pod requests add up as the scheduler adds them") {
   CHECK(requests_gpu(k[0], ResourceMatcher(default_gpu_resources())));
 }
 
+TEST_CASE("a template's GPUs are added up once per set of GPU patterns, and kept with it") {
+  std::vector<Object> k;
+  const auto& ts = templates_of(
+      "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n"
+      "  - {name: a, resources: {limits: {nvidia.com/gpu: 2, nvidia.com/mig-1g.10gb: 1}}}\n"
+      "  - {name: b, resources: {limits: {nvidia.com/gpu.shared: bad}}}\n",
+      k);
+  const ResourceMatcher all(default_gpu_resources());
+  const ResourceMatcher same(default_gpu_resources());  // another config with the same patterns
+  const ResourceMatcher whole({"nvidia.com/gpu"});
+  const ResourceMatcher shared({"nvidia.com/gpu.shared"});
+  const GpuAmounts& first = pod_gpus(ts[0], all);
+  CHECK(first.size() == 2);
+  CHECK(&pod_gpus(ts[0], same) == &first);
+  const GpuAmounts& only_whole = pod_gpus(ts[0], whole);
+  CHECK(&only_whole != &first);
+  REQUIRE(only_whole.size() == 1);
+  CHECK(only_whole.at("nvidia.com/gpu") == Quantity::from_int(2));
+  CHECK(&pod_gpus(ts[0], all) == &first);  // the first set's sum is kept beside the second's
+  // An amount that does not parse adds nothing, but still asks for the resource.
+  CHECK(pod_gpus(ts[0], shared).empty());
+  CHECK(requests_gpu(ts[0], shared));
+  CHECK_FALSE(requests_gpu(ts[0], ResourceMatcher({"amd.com/gpu"})));
+
+  // Threads asking at once for a set not yet made get one and the same sum.
+  const ResourceMatcher mig({"nvidia.com/mig-*"});
+  std::vector<const GpuAmounts*> seen(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i) threads.emplace_back([&, i] { seen[i] = &pod_gpus(ts[0], mig); });
+  for (auto& t : threads) t.join();
+  for (const auto* s : seen) CHECK(s == seen[0]);
+  CHECK(seen[0]->size() == 1);
+}
+
 TEST_CASE("zero GPUs is not a GPU workload") {
   std::vector<Object> k;
-  auto ts = templates_of("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: {nvidia.com/gpu: 0, cpu: 1}}}\n", k);
+  const auto& ts = templates_of("apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - {name: a, resources: {limits: {nvidia.com/gpu: 0, cpu: 1}}}\n", k);
   CHECK_FALSE(requests_gpu(ts[0], ResourceMatcher(default_gpu_resources())));
   CHECK(pod_gpus(ts[0], ResourceMatcher(default_gpu_resources())).empty());
 }

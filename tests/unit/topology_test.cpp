@@ -64,7 +64,7 @@ TEST_CASE("gang_membership: the signals and the label that selects the gang") {
   auto first = [](const std::string& yaml) {
     auto objs = gpuguard::test::load_objects(yaml);
     REQUIRE(objs.size() == 1);
-    auto ts = pod_templates(objs[0]);
+    const auto& ts = pod_templates(objs[0]);
     REQUIRE(!ts.empty());
     return gang_membership(objs[0], ts.back());
   };
