@@ -5,8 +5,8 @@
 
 namespace gpuguard::engine {
 
-size_t Inventory::KeyHash::operator()(const Key& k) const {
-  std::hash<std::string> h;
+size_t Inventory::KeyHash::operator()(const KeyView& k) const {
+  std::hash<std::string_view> h;
   size_t v = h(k.group);
   v = v * 31 + h(k.kind);
   v = v * 31 + h(k.ns);
@@ -86,7 +86,7 @@ void Inventory::remove(std::string_view group, std::string_view kind, std::strin
   by_name_.erase(it);
 }
 
-bool Inventory::hidden_from_base(const Key& k) const { return shadowed_.count(k) > 0; }
+bool Inventory::hidden_from_base(const KeyView& k) const { return !shadowed_.empty() && shadowed_.contains(k); }
 
 std::vector<const Object*> Inventory::list(std::string_view group, std::string_view kind) const {
   std::vector<const Object*> out;
@@ -95,7 +95,7 @@ std::vector<const Object*> Inventory::list(std::string_view group, std::string_v
   } else if (base_) {
     for (const Object* o : base_->list(group, kind)) {
       std::string name = o->name.empty() ? "#" + std::to_string(o->id) : o->name;
-      if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, base_->namespace_of(*o), name})) out.push_back(o);
+      if (!hidden_from_base(KeyView{o->gvk.group, o->gvk.kind, base_->namespace_of(*o), name})) out.push_back(o);
     }
   }
   auto it = by_kind_.find(KindLess::View{group, kind});
@@ -110,19 +110,21 @@ std::vector<const Object*> Inventory::list(std::string_view group, std::string_v
   } else if (base_) {
     for (const Object* o : base_->list(group, kind, ns)) {
       std::string name = o->name.empty() ? "#" + std::to_string(o->id) : o->name;
-      if (!hidden_from_base(Key{o->gvk.group, o->gvk.kind, std::string(ns), name})) out.push_back(o);
+      if (!hidden_from_base(KeyView{o->gvk.group, o->gvk.kind, ns, name})) out.push_back(o);
     }
   }
-  auto it = by_namespace_.find(Key{std::string(group), std::string(kind), std::string(ns), ""});
+  auto it = by_namespace_.find(KeyView{group, kind, ns, ""});
   if (it != by_namespace_.end()) out.insert(out.end(), it->second.begin(), it->second.end());
   return out;
 }
 
 const Object* Inventory::find(std::string_view group, std::string_view kind, std::string_view ns,
                               std::string_view name) const {
-  Key key{std::string(group), std::string(kind), std::string(ns), std::string(name)};
-  auto it = by_name_.find(key);
-  if (it != by_name_.end()) return it->second.obj.get();
+  const KeyView key{group, kind, ns, name};
+  if (!by_name_.empty()) {  // a webhook request's layer is empty or holds one object
+    auto it = by_name_.find(key);
+    if (it != by_name_.end()) return it->second.obj.get();
+  }
   if (base_ && !hidden_from_base(key)) return base_->find(group, kind, ns, name);
   return nullptr;
 }

@@ -77,8 +77,22 @@ class Inventory {
     std::string group, kind, ns, name;
     bool operator==(const Key&) const = default;
   };
+  // Look-ups by views of the four strings, without copying them into a Key.
+  struct KeyView {
+    std::string_view group, kind, ns, name;
+    bool operator==(const KeyView&) const = default;
+  };
+  static KeyView view(const Key& k) { return {k.group, k.kind, k.ns, k.name}; }
+  static KeyView view(const KeyView& k) { return k; }
   struct KeyHash {
-    size_t operator()(const Key& k) const;
+    using is_transparent = void;
+    size_t operator()(const Key& k) const { return (*this)(view(k)); }
+    size_t operator()(const KeyView& k) const;
+  };
+  struct KeyEq {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const { return view(a) == view(b); }
   };
   struct Entry {
     std::shared_ptr<const Object> obj;
@@ -86,14 +100,14 @@ class Inventory {
     uint64_t seq = 0;
   };
 
-  [[nodiscard]] bool hidden_from_base(const Key& k) const;
+  [[nodiscard]] bool hidden_from_base(const KeyView& k) const;
 
   std::shared_ptr<const Inventory> base_;
   std::shared_ptr<const KindSet> kept_;  // never null but in a default-constructed inventory
-  std::unordered_map<Key, Entry, KeyHash> by_name_;
+  std::unordered_map<Key, Entry, KeyHash, KeyEq> by_name_;
   std::map<KindRef, std::vector<const Object*>, KindLess> by_kind_;  // insertion order (owned by by_name_)
-  std::unordered_map<Key, std::vector<const Object*>, KeyHash> by_namespace_;  // {group, kind, ns, ""} → objects
-  std::unordered_map<Key, bool, KeyHash> shadowed_;  // base keys replaced or removed in this layer
+  std::unordered_map<Key, std::vector<const Object*>, KeyHash, KeyEq> by_namespace_;  // {group, kind, ns, ""} → objects
+  std::unordered_map<Key, bool, KeyHash, KeyEq> shadowed_;  // base keys replaced or removed in this layer
   // The effective namespace of each kept object (the string in its Entry), found by its id: ids
   // are dense (documents in input order; a layer's continue after its base's), so a vector slot
   // per id, checked against the object, is one look-up where rules list thousands of objects.

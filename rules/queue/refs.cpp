@@ -11,9 +11,11 @@ using engine::Object;
 
 namespace {
 
-std::optional<QueueName> string_field(const json* j, std::string pointer) {
+// The queue a non-empty string field names; its pointer is made (by `pointer()`) only when it does.
+template <typename Pointer>
+std::optional<QueueName> string_field(const json* j, Pointer&& pointer) {
   if (!j || !j->is_string() || j->get_ref<const std::string&>().empty()) return std::nullopt;
-  return QueueName{j->get<std::string>(), std::move(pointer), false};
+  return QueueName{j->get<std::string>(), std::string(pointer()), false};
 }
 
 bool is_kubeflow_job(const Object& obj) {
@@ -40,25 +42,25 @@ bool is_workload(const Object& obj) {
 
 std::optional<QueueName> kueue_queue_name(const Object& obj) {
   if (!obj.is_kubernetes_object() || obj.gvk.group == kKueueGroup) return std::nullopt;
-  return string_field(obj.label(kKueueQueueLabel), engine::pointer_join("/metadata/labels", kKueueQueueLabel));
+  return string_field(obj.label(kKueueQueueLabel), [] { return engine::pointer_join("/metadata/labels", kKueueQueueLabel); });
 }
 
 std::optional<QueueName> volcano_queue_name(const Object& obj) {
   if (is_volcano_podgroup(obj) || is_volcano_job(obj)) {
-    if (auto q = string_field(engine::path(obj.body, {"spec", "queue"}), "/spec/queue")) return q;
+    if (auto q = string_field(engine::path(obj.body, {"spec", "queue"}), [] { return "/spec/queue"; })) return q;
     return QueueName{std::string(kVolcanoDefaultQueue), "", true};
   }
   if (obj.is("", "Pod")) {
     constexpr std::string_view kAnnotation = "scheduling.volcano.sh/queue-name";
-    return string_field(obj.annotation(kAnnotation), engine::pointer_join("/metadata/annotations", kAnnotation));
+    return string_field(obj.annotation(kAnnotation), [&] { return engine::pointer_join("/metadata/annotations", kAnnotation); });
   }
   if (obj.gvk.group == "ray.io") {
     constexpr std::string_view kLabel = "volcano.sh/queue-name";
-    return string_field(obj.label(kLabel), engine::pointer_join("/metadata/labels", kLabel));
+    return string_field(obj.label(kLabel), [&] { return engine::pointer_join("/metadata/labels", kLabel); });
   }
   if (is_kubeflow_job(obj))
     return string_field(engine::path(obj.body, {"spec", "runPolicy", "schedulingPolicy", "queue"}),
-                        "/spec/runPolicy/schedulingPolicy/queue");
+                        [] { return "/spec/runPolicy/schedulingPolicy/queue"; });
   return std::nullopt;
 }
 

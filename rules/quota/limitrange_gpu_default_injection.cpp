@@ -62,7 +62,7 @@ struct Template {
 };
 
 struct State final : RuleState {
-  std::map<std::string, std::vector<Template>> namespaces;
+  std::map<std::string, std::vector<Template>, std::less<>> namespaces;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override {
     for (auto& [ns, templates] : static_cast<State&>(later).namespaces) engine::append(namespaces[ns], templates);
@@ -202,7 +202,8 @@ spec:
       const quota::GpuLimits* g = nullptr;  // kept with the LimitRange (quota::container_gpu_limits)
       Effect effect = Effect::none;
     };
-    std::map<std::pair<std::string, std::string>, std::vector<Source>> sources;
+    // Keyed by namespace and resource: views of the strings of `wanted` and of the kept GpuLimits.
+    std::map<std::pair<std::string_view, std::string_view>, std::vector<Source>> sources;
     // Only namespaces where something is in focus need the work: a LimitRange (all of them in the
     // linter, the admitted one in the webhook), or a pod template seen in this evaluation.
     std::set<std::string, std::less<>> wanted;
@@ -216,23 +217,23 @@ spec:
     // The LimitRanges of those namespaces, each namespace's in listing order (the order the
     // LimitRanger applies them in, and all `sources` needs): the webhook's request looks at a few
     // namespaces, not at every LimitRange of the cluster state.
-    std::vector<const Object*> in_wanted;
-    for (const auto& ns : wanted)
-      for (const Object* lr : inv.list("", "LimitRange", ns)) in_wanted.push_back(lr);
-    for (const Object* lr : in_wanted) {
-      for (const auto& g : quota::container_gpu_limits(*lr, gpus)) {
-        Effect effect = Effect::none;
-        if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())
-          effect = g.default_from == "max" ? Effect::default_from_max : Effect::explicit_default;
-        else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
-          effect = Effect::request_from_min;
-        if (effect == Effect::none) continue;
-        sources[{inv.namespace_of(*lr), g.resource}].push_back(Source{lr, &g, effect});
+    for (const std::string& ns : wanted) {
+      for (const Object* lr : inv.list("", "LimitRange", ns)) {
+        for (const auto& g : quota::container_gpu_limits(*lr, gpus)) {
+          Effect effect = Effect::none;
+          if (g.eff_default && !g.eff_default->is_zero() && !g.eff_default->is_negative())
+            effect = g.default_from == "max" ? Effect::default_from_max : Effect::explicit_default;
+          else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
+            effect = Effect::request_from_min;
+          if (effect == Effect::none) continue;
+          sources[{ns, g.resource}].push_back(Source{lr, &g, effect});
+        }
       }
     }
 
     for (const auto& [key, list] : sources) {
-      const auto& [ns, r] = key;
+      const std::string ns(key.first);
+      const std::string& r = list.front().g->resource;
       auto it = state.namespaces.find(ns);
       const std::vector<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
       // The LimitRanger applies every LimitRange in turn, and a later one finds the resource already

@@ -1,5 +1,6 @@
 // namespace-gpu-quota-missing: a namespace runs GPU workloads and no ResourceQuota caps its GPUs.
 
+#include <algorithm>
 #include <set>
 #include <unordered_map>
 
@@ -139,11 +140,15 @@ spec:
     if (!inv.complete()) return;
     const auto& gpus = ctx.settings().gpu_resources;
     for (const auto& [ns, use] : static_cast<State*>(ctx.state())->namespaces) {
-      std::set<std::string> capped;
+      std::set<std::string_view, std::less<>> capped;  // names in the quotas' kept projections
       std::vector<std::string> inert;  // quotas with only ignored GPU keys
+      auto all_capped = [&] {
+        return std::all_of(use.resources.begin(), use.resources.end(), [&](const std::string& r) { return capped.contains(r); });
+      };
       for (const Object* q : inv.list("", "ResourceQuota", ns)) {
         const auto& tracked = quota::tracked_gpus(*q, gpus);
         for (const auto& [name, amount] : tracked) capped.insert(name);
+        if (!tracked.empty() && all_capped()) break;  // nothing missing: the other quotas do not matter
         if (tracked.empty())
           if (const json* hard = path(q->body, {"spec", "hard"}); hard && hard->is_object())
             for (const auto& [key, v] : hard->items())
@@ -154,7 +159,7 @@ spec:
       }
       std::vector<std::string> missing;
       for (const auto& r : use.resources)
-        if (!capped.count(r)) missing.push_back(r);
+        if (!capped.contains(r)) missing.push_back(r);
       if (missing.empty()) continue;
       std::string keys;
       for (const auto& r : missing) keys += (keys.empty() ? "requests." : ", requests.") + r;
