@@ -45,6 +45,25 @@ json* member(json& j, std::string_view key) {
   return find_member(j.template get_ref<json::object_t&>(), key);
 }
 
+namespace {
+
+void dispose_at(json& j, int depth) noexcept {
+  // A child that is a container is emptied first (below the depth bound), so clearing this one
+  // destroys only scalars and empty containers; deeper children go to nlohmann's destructor.
+  auto children = [&](auto& list, auto&& value_of) {
+    if (depth < kDisposeDepth)
+      for (auto& item : list)
+        if (json& v = value_of(item); v.is_structured()) dispose_at(v, depth + 1);
+    list.clear();
+  };
+  if (j.is_object()) children(j.get_ref<json::object_t&>(), [](auto& kv) -> json& { return kv.second; });
+  else if (j.is_array()) children(j.get_ref<json::array_t&>(), [](json& v) -> json& { return v; });
+}
+
+}  // namespace
+
+void dispose(json& j) noexcept { dispose_at(j, 0); }
+
 const json* path(const json& j, std::initializer_list<std::string_view> keys) {
   const json* cur = &j;
   for (auto k : keys) {

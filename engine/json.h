@@ -29,6 +29,13 @@ using json = nlohmann::json;
 // strconv.FormatFloat(f, 'g', -1, bits) for bits 32 or 64.
 [[nodiscard]] std::string go_format_float_g(double f, int bits);
 
+// Frees what `j` holds, leaves first: nlohmann's destructor first moves every node of a tree onto
+// a heap-allocated stack (so that no depth can overflow the call stack), several hundred
+// instructions a node. This frees the nodes of the first kDisposeDepth levels in place, and hands
+// anything deeper to that destructor. `j` is left an empty object or array, or as it was.
+inline constexpr int kDisposeDepth = 64;
+void dispose(json& j) noexcept;
+
 // A short, single-line rendering of a JSON value for messages ("1", "\"1.5\"", "{...}").
 [[nodiscard]] std::string brief(const json& j, size_t max_len = 60);
 

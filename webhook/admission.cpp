@@ -259,6 +259,10 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
     json doc = engine::parse_json(body);
     if (doc.is_discarded()) return invalid(outcome, "the body is not valid JSON");
+    struct Dispose {
+      json& doc;
+      ~Dispose() { engine::dispose(doc); }
+    } const dispose_doc{doc};  // whatever the answer
     if (auto err = decode(doc, r)) return invalid(outcome, *err);
     decoded = true;
     outcome.uid = r.uid;

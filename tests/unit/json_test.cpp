@@ -3,6 +3,7 @@
 #include "engine/json.h"
 #include "engine/json_bytes.h"
 #include "engine/json_write.h"
+#include "engine/object.h"
 #include "engine/positions.h"
 
 using namespace gpuguard::engine;
@@ -32,6 +33,38 @@ TEST_CASE("member finds each key of an object, and no other, whatever bytes the 
     if (!object.contains(absent)) CHECK(member(object, absent) == nullptr);
   CHECK(member(json::array(), "a") == nullptr);
   CHECK(member(json("a"), "a") == nullptr);
+}
+
+TEST_CASE("dispose frees a tree leaves first, and a tree of any depth") {
+  json j = json::parse(R"({"a": {"b": [1, "two", {"c": null}], "d": {}}, "e": [[[]]], "f": "x"})");
+  dispose(j);
+  CHECK(j == json::object());
+  json scalar = "text";
+  dispose(scalar);
+  CHECK(scalar == json("text"));
+
+  // Far deeper than kDisposeDepth, in arrays and objects: what is below the bound is left to
+  // nlohmann's own (iterative) destructor, so neither dispose nor the destructor recurses deeply.
+  auto deep = [](bool objects) {
+    json root = objects ? json::object() : json::array();
+    json* cur = &root;
+    for (int i = 0; i < 200000; ++i) {
+      if (objects) cur = &(*cur)["k"];
+      else {
+        cur->push_back(json::array());
+        cur = &cur->back();
+      }
+      if (objects) *cur = json::object();
+    }
+    return root;
+  };
+  for (bool objects : {false, true}) {
+    json d = deep(objects);
+    dispose(d);
+    CHECK(d.empty());
+    Object o;
+    o.body = deep(objects);
+  }  // ~Object disposes its body
 }
 
 TEST_CASE("numbers print as Go's encoding/json prints them") {
