@@ -263,6 +263,13 @@ struct Evaluation::Impl {
   void push(uint32_t rule, Finding f) { push(*plan->rules()[rule], plan->settings(rule), std::move(f)); }
 
   void collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const;
+
+  [[nodiscard]] bool keeps(const Object& obj) const {
+    return obj.is_kubernetes_object() && inventory.keeps(obj.gvk.group, obj.gvk.kind);
+  }
+  // Evaluation::add of `obj`, which `held` holds when the evaluation keeps or focuses on it (else
+  // null: the caller frees it).
+  uint32_t add(Object& obj, std::shared_ptr<Object> held);
 };
 
 namespace {
@@ -475,20 +482,26 @@ void Evaluation::precheck(std::span<Object> objects, uint32_t first_id) const {
 
 uint32_t Evaluation::add(Object&& added) {
   Impl& m = *impl_;
-  const bool focus = m.options.focus_on_added;
-  const std::shared_ptr<Precheck> ahead = std::move(added.precheck);
-  const bool keep = added.is_kubernetes_object() && m.inventory.keeps(added.gvk.group, added.gvk.kind);
   // An object that stays (kept, or waiting in focus) goes to the heap before the checks read it,
   // so what they derive from it (DerivedViews) stays with it instead of going with a later move.
-  std::shared_ptr<Object> held;
-  if (focus || keep) {
-    // A kept object's position index was grown node by node: a copy holds it without the vectors'
-    // spare capacity (unless other items of the same List share it).
-    if (keep && added.positions && added.positions.use_count() == 1)
-      added.positions = std::make_shared<const PositionIndex>(*added.positions);
-    held = std::make_shared<Object>(std::move(added));
-  }
-  Object& obj = held ? *held : added;
+  if (m.options.focus_on_added || m.keeps(added)) return add(std::make_shared<Object>(std::move(added)));
+  return m.add(added, nullptr);
+}
+
+uint32_t Evaluation::add(std::shared_ptr<Object> held) {
+  Object& obj = *held;
+  return impl_->add(obj, std::move(held));
+}
+
+uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
+  Impl& m = *this;
+  const bool focus = m.options.focus_on_added;
+  const std::shared_ptr<Precheck> ahead = std::move(obj.precheck);
+  const bool keep = m.keeps(obj);
+  // A kept object's position index was grown node by node: a copy holds it without the vectors'
+  // spare capacity (unless other items of the same List share it).
+  if (keep && obj.positions && obj.positions.use_count() == 1)
+    obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
   Precheck here;
   // A precheck gave the object the id `add` gives it, and its states saw the objects before it.
   Precheck* pre = ahead && ahead->owner == &m && obj.id == m.next_id ? ahead.get() : &here;

@@ -115,6 +115,9 @@ class Evaluation {
   // kind (then it moves from `obj`; else `obj` is left for the caller to free, perhaps on another
   // thread). Returns the id it was given.
   uint32_t add(Object&& obj);
+  // The same for an object the caller shares: the evaluation holds it only until finish() returns
+  // (mutate() then takes its body back instead of copying it for the next round).
+  uint32_t add(std::shared_ptr<Object> obj);
   // The part of `add` that needs no input order, done ahead on another thread (`lint --jobs`; safe
   // to call concurrently, for different objects, with itself and with `add`) for a run of
   // consecutive objects: their ids (`first_id`: how many objects are added before them), identity

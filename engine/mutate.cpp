@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "engine/evaluate.h"
@@ -64,6 +66,74 @@ std::optional<bool> apply_single(json& object, const json& fix) {
 
 }  // namespace
 
+namespace {
+
+void append_escaped(std::string& path, std::string_view key) {
+  for (char c : key) {
+    if (c == '~') path += "~0";
+    else if (c == '/') path += "~1";
+    else path += c;
+  }
+}
+
+// nlohmann's diff, step for step: the same operations in the same order. It compares the two
+// subtrees at every level before it descends (so a deep tree is compared once per level) and
+// copies each level's operations into its parent's list; this compares scalars only, and appends
+// to one list with one path string that grows and shrinks on the way.
+void diff_into(const json& source, const json& target, std::string& path, json::array_t& out) {
+  if (source.type() != target.type()) {
+    if (source == target) return;  // 1 and 1.0
+    out.push_back(json{{"op", "replace"}, {"path", path}, {"value", target}});
+    return;
+  }
+  const size_t at = path.size();
+  if (source.is_array()) {
+    const auto& s = source.get_ref<const json::array_t&>();
+    const auto& t = target.get_ref<const json::array_t&>();
+    size_t i = 0;
+    for (; i < s.size() && i < t.size(); ++i) {
+      path += '/';
+      path += std::to_string(i);
+      diff_into(s[i], t[i], path, out);
+      path.resize(at);
+    }
+    for (size_t k = s.size(); k > i; --k)  // removed from the end, so each index is still right
+      out.push_back(json{{"op", "remove"}, {"path", path + "/" + std::to_string(k - 1)}});
+    for (; i < t.size(); ++i) out.push_back(json{{"op", "add"}, {"path", path + "/-"}, {"value", t[i]}});
+    return;
+  }
+  if (source.is_object()) {
+    const auto& s = source.get_ref<const json::object_t&>();
+    const auto& t = target.get_ref<const json::object_t&>();
+    for (const auto& [key, value] : s) {
+      path += '/';
+      append_escaped(path, key);
+      if (auto it = t.find(key); it != t.end()) diff_into(value, it->second, path, out);
+      else out.push_back(json{{"op", "remove"}, {"path", path}});
+      path.resize(at);
+    }
+    for (const auto& [key, value] : t) {
+      if (s.find(key) != s.end()) continue;
+      path += '/';
+      append_escaped(path, key);
+      out.push_back(json{{"op", "add"}, {"path", path}, {"value", value}});
+      path.resize(at);
+    }
+    return;
+  }
+  if (source == target) return;
+  out.push_back(json{{"op", "replace"}, {"path", path}, {"value", target}});
+}
+
+}  // namespace
+
+json json_diff(const json& source, const json& target) {
+  json patch = json::array();
+  std::string path;
+  diff_into(source, target, path, patch.get_ref<json::array_t&>());
+  return patch;
+}
+
 bool apply_fix(json& object, const json& fix) {
   if (auto changed = apply_single(object, fix)) return *changed;
   json next = object.patch(fix);
@@ -84,20 +154,20 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
   if (!plan) return out;  // no rule with a fix is enabled
 
   for (int round = 0; round < options.max_rounds; ++round) {
-    Object current;
-    current.source = original.source;
-    current.document = original.document;
-    current.item_pointer = original.item_pointer;
-    current.api_version = original.api_version;
-    current.gvk = original.gvk;
-    current.name = original.name;
-    current.generate_name = original.generate_name;
-    current.namespace_ = original.namespace_;
-    current.pos = original.pos;
-    current.body = out.object;
+    auto current = std::make_shared<Object>();
+    current->source = original.source;
+    current->document = original.document;
+    current->item_pointer = original.item_pointer;
+    current->api_version = original.api_version;
+    current->gvk = original.gvk;
+    current->name = original.name;
+    current->generate_name = original.generate_name;
+    current->namespace_ = original.namespace_;
+    current->pos = original.pos;
+    current->body = std::move(out.object);
     if (round == 0) {  // positions still match the text
-      current.positions = original.positions;
-      current.pos_root = original.pos_root;
+      current->positions = original.positions;
+      current->pos_root = original.pos_root;
     }
     EvalOptions eo;
     eo.complete = options.complete;
@@ -105,8 +175,12 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     eo.focus_on_added = true;
     eo.plan = plan;  // its rule set: the fixable rules
     Evaluation eval(registry, config, eo);
-    eval.add(std::move(current));
+    eval.add(current);
     Result r = eval.finish();
+    // The evaluation holds the object no longer: its body comes back for the fixes (what the
+    // rules derived from it goes first: it points into the body).
+    current->views.reset();
+    out.object = current.use_count() == 1 ? std::move(current->body) : current->body;
     bool changed = false;
     std::vector<Diagnostic> failures;
     for (const auto& f : r.findings) {
@@ -125,7 +199,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     }
     if (!changed) {
       for (auto& d : failures) out.diagnostics.push_back(std::move(d));
-      out.patch = json::diff(original.body, out.object);
+      out.patch = json_diff(original.body, out.object);
       return out;
     }
   }

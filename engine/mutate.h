@@ -28,8 +28,15 @@ struct MutateOptions {
 };
 
 struct MutateResult {
+  MutateResult() = default;
+  MutateResult(const MutateResult&) = default;
+  MutateResult(MutateResult&&) noexcept = default;
+  MutateResult& operator=(const MutateResult&) = default;
+  MutateResult& operator=(MutateResult&&) noexcept = default;
+  ~MutateResult() { dispose(object); }  // faster than the tree's own destructor (engine/json.h)
+
   json object;                     // the object after every fix
-  json patch = json::array();      // RFC 6902, original → object (nlohmann's diff)
+  json patch = json::array();      // RFC 6902, original → object (json_diff)
   std::vector<std::string> rules;  // rules whose fixes were applied, in order
   std::vector<Diagnostic> diagnostics;
 };
@@ -51,6 +58,10 @@ struct MutateResult {
 // already has does not change it). A fix of one add, replace or remove is applied in place;
 // others to a copy.
 bool apply_fix(json& object, const json& fix);
+
+// The RFC 6902 patch from `source` to `target`, the same operations in the same order as
+// nlohmann's json::diff makes them, in a fraction of its time on a large object.
+[[nodiscard]] json json_diff(const json& source, const json& target);
 
 [[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                                   const MutateOptions& options = {});

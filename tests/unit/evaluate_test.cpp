@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
+#include <random>
 
 #include "engine/evaluate.h"
 #include "engine/json_parse.h"
@@ -323,6 +325,62 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
       CHECK(gpuguard::engine::identical(got, changed ? expected : object));
     }
   }
+}
+
+TEST_CASE("json_diff makes nlohmann's diff, operation for operation") {
+  // Random trees, and random edits of them: values changed, types changed (1 and 1.0 are equal),
+  // members added and removed, arrays grown and shrunk, keys with ~ and /, NaN.
+  std::mt19937 rng(20261204);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const std::vector<std::string> keys = {"a", "b", "c/d", "e~f", "~", "/", "", "spec"};
+  std::function<json(int)> make = [&](int depth) -> json {
+    switch (depth > 3 ? pick(6) : pick(8)) {
+      case 0: return nullptr;
+      case 1: return pick(2) == 0;
+      case 2: return pick(5) - 2;
+      case 3: return pick(3) == 0 ? std::nan("") : pick(4) * 0.5;
+      case 4: return static_cast<unsigned>(pick(3));
+      case 5: return keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))];
+      case 6: {
+        json a = json::array();
+        for (int i = pick(4); i > 0; --i) a.push_back(make(depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (int i = pick(4); i > 0; --i) o[keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))]] = make(depth + 1);
+        return o;
+      }
+    }
+  };
+  std::function<json(const json&, int)> edit = [&](const json& j, int depth) -> json {
+    if (pick(5) == 0) return make(depth);  // replaced outright (often by another type)
+    if (j.is_array()) {
+      json a = json::array();
+      for (const auto& v : j)
+        if (pick(6) != 0) a.push_back(pick(3) == 0 ? edit(v, depth + 1) : v);
+      for (int i = pick(3); i > 1; --i) a.push_back(make(depth + 1));
+      return a;
+    }
+    if (j.is_object()) {
+      json o = json::object();
+      for (const auto& [k, v] : j.items())
+        if (pick(6) != 0) o[k] = pick(3) == 0 ? edit(v, depth + 1) : v;
+      if (pick(3) == 0) o[keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))]] = make(depth + 1);
+      return o;
+    }
+    if (j.is_number_integer() && pick(2) == 0) return static_cast<double>(j.get<int64_t>());  // equal, other type
+    return j;
+  };
+  int with_ops = 0;
+  for (int n = 0; n < 3000; ++n) {
+    const json a = make(0);
+    const json b = pick(4) == 0 ? a : edit(a, 0);
+    const json mine = json_diff(a, b);
+    REQUIRE_MESSAGE(mine.dump() == json::diff(a, b).dump(), (a.dump() + " → " + b.dump()));  // dump: NaN is not == NaN
+    if (!mine.empty()) ++with_ops;
+  }
+  CHECK(with_ops > 500);  // the edits made differences to find (802 of 3000 with this seed)
 }
 
 TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch") {
