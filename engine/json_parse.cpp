@@ -25,12 +25,16 @@ class Reader {
     return p_ == end_;
   }
 
+  // How deeply the containers read so far nest (1 for a flat object or array).
+  [[nodiscard]] unsigned deepest() const { return deepest_; }
+
  private:
   // Deeper than this, nlohmann (which keeps its own stack) reads it: this reader recurses.
   static constexpr unsigned kMaxDepth = 512;
 
   const char* p_;
   const char* end_;
+  unsigned deepest_ = 0;
 
   void skip_space() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
@@ -96,6 +100,7 @@ class Reader {
 
   bool object(json& out, unsigned depth) {
     if (depth >= kMaxDepth) return false;
+    if (depth >= deepest_) deepest_ = depth + 1;
     out = json::object();
     auto& members = out.get_ref<json::object_t&>();
     return elements('}', [&] {
@@ -113,6 +118,7 @@ class Reader {
 
   bool array(json& out, unsigned depth) {
     if (depth >= kMaxDepth) return false;
+    if (depth >= deepest_) deepest_ = depth + 1;
     out = json::array();
     auto& items = out.get_ref<json::array_t&>();
     return elements(']', [&] { return value(items.emplace_back(), depth + 1); });
@@ -265,7 +271,12 @@ class Reader {
 
 }  // namespace
 
-bool parse_json_fast(std::string_view text, json& out) { return Reader(text).document(out); }
+bool parse_json_fast(std::string_view text, json& out, unsigned* depth) {
+  Reader reader(text);
+  const bool read = reader.document(out);
+  if (read && depth) *depth = reader.deepest();
+  return read;
+}
 
 bool identical(const json& a, const json& b) {
   if (a.type() != b.type()) return false;

@@ -19,8 +19,10 @@ namespace gpuguard::engine {
 [[nodiscard]] json parse_json(std::string_view text);
 
 // The fast reader alone: true with `out` set when it read `text`, false when it leaves the text to
-// nlohmann (for tests, which check that the shapes Kubernetes sends take this path).
-[[nodiscard]] bool parse_json_fast(std::string_view text, json& out);
+// nlohmann (tests check that the shapes Kubernetes sends take this path). With `depth`, also how
+// deeply the document's containers nest (0 for a scalar, 1 for a flat object or array): the
+// webhook's bound on nesting, without a second pass over the body.
+[[nodiscard]] bool parse_json_fast(std::string_view text, json& out, unsigned* depth = nullptr);
 
 // Equal values of equal types: nlohmann's == also takes 1u == 1 and 0.0 == -0.0 (two discarded
 // values are identical, so two refusals agree).

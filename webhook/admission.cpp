@@ -255,9 +255,18 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       return invalid(outcome, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
     if (body.size() > limits_.max_body_bytes)
       return invalid(outcome, "the body is over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
-    if (!depth_within(body, limits_.max_json_depth))
+    // The fast reader tells how deep what it read nests; anything it leaves to nlohmann is
+    // measured first, by a pass over the text (whether it is JSON or not).
+    auto too_deep = [&] {
       return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
-    json doc = engine::parse_json(body);
+    };
+    json doc;
+    if (unsigned depth = 0; engine::parse_json_fast(body, doc, &depth)) {
+      if (depth > limits_.max_json_depth) return too_deep();
+    } else {
+      if (!depth_within(body, limits_.max_json_depth)) return too_deep();
+      doc = json::parse(body, nullptr, false);  // what engine::parse_json does after its fast reader
+    }
     if (doc.is_discarded()) return invalid(outcome, "the body is not valid JSON");
     struct Dispose {
       json& doc;

@@ -80,6 +80,23 @@ TEST_CASE("parse_json gives nlohmann's value and types for the shapes of JSON") 
   CHECK_FALSE(parse_json(deep).is_discarded());
 }
 
+TEST_CASE("the fast reader tells how deeply a document nests") {
+  auto depth = [](std::string_view text) {
+    json out;
+    unsigned d = 99;
+    REQUIRE(parse_json_fast(text, out, &d));
+    return d;
+  };
+  CHECK(depth("1") == 0);
+  CHECK(depth(R"("[[{")") == 0);  // brackets in a string are text
+  CHECK(depth("[]") == 1);
+  CHECK(depth(R"({"a": [1, {"b": []}], "c": {}})") == 4);
+  CHECK(depth(R"([[], [[["x\"]]"]]]])") == 4);  // an escaped quote does not end the string
+  CHECK(depth(std::string(511, '[') + std::string(511, ']')) == 511);
+  json out;
+  CHECK_FALSE(parse_json_fast(std::string(513, '[') + std::string(513, ']'), out));  // nlohmann's to read
+}
+
 TEST_CASE("parse_json reads every JSON file of the tests and the corpus as nlohmann does, itself") {
   auto files = json_files();
   REQUIRE(files.size() >= 10);

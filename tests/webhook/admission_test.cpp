@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "engine/evaluate.h"
+#include "engine/json_parse.h"
 #include "engine/state.h"
 #include "rules/registry.h"
 #include "tests/support/support.h"
@@ -339,6 +340,40 @@ TEST_CASE("malformed requests get 400 with a clear error") {
   json upd = review(gpu_pod(true), "UPDATE");
   CHECK(call(a, Endpoint::validate, upd.dump()).answer.status == 400);  // UPDATE without oldObject
   CHECK(call(a, Endpoint::validate, good, nullptr, "application/json; charset=utf-8").answer.status == 200);
+}
+
+TEST_CASE("the nesting bound holds whichever reader reads the body") {
+  // A review that nests 12 levels deep (the review 1, request 2, object 3, spec 4, containers 5,
+  // the container 6, env 7, its entry 8, valueFrom 9, a 10, b 11, c 12): accepted at a bound of
+  // 12, refused at 11. Once as the fast reader reads it, once with an integer of 20 digits, which
+  // it leaves to nlohmann (the bound is then measured on the text).
+  auto body = [](bool slow) {
+    json r = review(gpu_pod(true));
+    json& c = r["request"]["object"]["spec"]["containers"][0];
+    c["env"] = json::array({{{"name", "X"}, {"valueFrom", {{"a", {{"b", {{"c", json::array({1})}}}}}}}}});
+    std::string text = r.dump();
+    if (slow) text.insert(text.size() - 1, R"(,"big":12345678901234567890)");
+    return text;
+  };
+  for (bool slow : {false, true}) {
+    CAPTURE(slow);
+    json parsed = json::parse(body(slow));
+    CHECK(parsed["request"]["object"]["spec"]["containers"][0]["env"][0]["valueFrom"]["a"]["b"]["c"][0] == json(1));
+    json fast;
+    CHECK(engine::parse_json_fast(body(slow), fast) == !slow);
+    for (uint32_t bound : {11u, 12u}) {
+      webhook::Limits limits;
+      limits.max_json_depth = bound;
+      Admission a(test::registry(), config(), limits);
+      auto r = call(a, Endpoint::validate, body(slow));
+      if (bound == 11) {
+        CHECK(r.answer.status == 400);
+        CHECK(r.body["error"].get<std::string>().find("nests deeper than 11 levels") != std::string::npos);
+      } else {
+        CHECK(r.answer.status == 200);
+      }
+    }
+  }
 }
 
 TEST_CASE("answers are written byte for byte as nlohmann's dump writes them") {
