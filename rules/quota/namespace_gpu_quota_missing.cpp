@@ -142,8 +142,9 @@ spec:
     for (const auto& [ns, use] : static_cast<State*>(ctx.state())->namespaces) {
       std::set<std::string_view, std::less<>> capped;  // names in the quotas' kept projections
       std::vector<std::string> inert;  // quotas with only ignored GPU keys
+      const std::set<std::string>& used = use.resources;  // (clang 14 cannot capture a structured binding)
       auto all_capped = [&] {
-        return std::all_of(use.resources.begin(), use.resources.end(), [&](const std::string& r) { return capped.contains(r); });
+        return std::all_of(used.begin(), used.end(), [&](const std::string& r) { return capped.contains(r); });
       };
       for (const Object* q : inv.list("", "ResourceQuota", ns)) {
         const auto& tracked = quota::tracked_gpus(*q, gpus);
