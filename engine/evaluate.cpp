@@ -1,17 +1,17 @@
 #include "engine/evaluate.h"
 
-#include "engine/memory.h"
-
-#include <set>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <set>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
+
+#include "engine/memory.h"
 
 namespace gpuguard::engine {
 
@@ -267,8 +267,8 @@ struct Evaluation::Impl {
   [[nodiscard]] bool keeps(const Object& obj) const {
     return obj.is_kubernetes_object() && inventory.keeps(obj.gvk.group, obj.gvk.kind);
   }
-  // Evaluation::add of `obj`, which `held` holds when the evaluation keeps or focuses on it (else
-  // null: the caller frees it).
+  // Evaluation::add of `obj`. `held` owns it when the caller shares it, or when the evaluation
+  // keeps or focuses on it (then the evaluation holds it until finish()); null: the caller frees it.
   uint32_t add(Object& obj, std::shared_ptr<Object> held);
 };
 
@@ -489,6 +489,7 @@ uint32_t Evaluation::add(Object&& added) {
 }
 
 uint32_t Evaluation::add(std::shared_ptr<Object> held) {
+  if (!held) throw std::invalid_argument("Evaluation::add: no object");
   Object& obj = *held;
   return impl_->add(obj, std::move(held));
 }

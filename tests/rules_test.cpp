@@ -303,6 +303,27 @@ TEST_CASE("mutated fixtures: the fix gives the expected object, settles, and sil
   }
 }
 
+TEST_CASE("messages that gather several quotas or LimitRanges of a namespace") {
+  auto messages = [](const std::string& rule, const std::string& fixture) {
+    test::LintOptions o;
+    o.complete = true;
+    o.only_rules = {rule};
+    std::vector<std::string> out;
+    for (const auto& f : test::lint(test::read_file(rules_dir() / rule / "disallowed" / fixture), o).findings)
+      out.push_back(f.message);
+    return out;
+  };
+  auto quota = messages("namespace-gpu-quota-missing", "partial-caps.yaml");
+  REQUIRE(quota.size() == 1);
+  CHECK(quota[0].find("caps requests.nvidia.com/gpu:") != std::string::npos);  // the MIG slices are capped
+  CHECK(quota[0].find("(ResourceQuota ignored sets only `limits.nvidia.com/gpu`, which quota ignores)") != std::string::npos);
+  auto lr = messages("limitrange-gpu-default-injection", "two-limitranges.yaml");
+  REQUIRE(lr.size() == 4);
+  const std::string pod = *std::find_if(lr.begin(), lr.end(), [](const std::string& m) { return m.find("container \"proxy\"") != std::string::npos; });
+  CHECK(pod.find("LimitRange team-a/first (the first of 2 that default nvidia.com/gpu) (default nvidia.com/gpu: 1)") == 0);
+  CHECK(std::count_if(lr.begin(), lr.end(), [](const std::string& m) { return m.find("in namespace team-b") != std::string::npos; }) == 1);
+}
+
 TEST_CASE("each rule's documented examples: the bad one fires, the good one does not") {
   for (const auto* r : test::registry().rules()) {
     const auto& info = r->info();

@@ -327,6 +327,23 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
   }
 }
 
+TEST_CASE("an object the caller shares is the caller's alone again once the evaluation finished") {
+  auto objs = gpuguard::test::load_objects(bad_pod());
+  Config config = default_config(gpuguard::test::registry());
+  for (bool focus : {false, true}) {
+    EvalOptions eo;
+    eo.focus_on_added = focus;
+    Evaluation eval(gpuguard::test::registry(), config, eo);
+    auto shared = std::make_shared<Object>(objs[0]);
+    eval.add(shared);
+    Result r = eval.finish();
+    CHECK_FALSE(r.findings.empty());
+    CHECK(shared.use_count() == 1);  // mutate() takes the body back instead of copying it
+  }
+  Evaluation eval(gpuguard::test::registry(), config);
+  CHECK_THROWS_AS(eval.add(std::shared_ptr<Object>()), std::invalid_argument);
+}
+
 TEST_CASE("json_diff makes nlohmann's diff, operation for operation") {
   // Random trees, and random edits of them: values changed, types changed (1 and 1.0 are equal),
   // members added and removed, arrays grown and shrunk, keys with ~ and /, NaN.
@@ -392,6 +409,7 @@ TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch")
   REQUIRE(m.patch.size() == 1);
   CHECK(m.patch[0]["path"] == json("/spec/containers/0/resources/limits"));
   CHECK(objs[0].body.patch(m.patch) == m.object);
+  CHECK(json_diff(objs[0].body, m.object) == m.patch);  // the original is as it was
   // Mutating the result again changes nothing.
   Object again = objs[0];
   again.body = m.object;
