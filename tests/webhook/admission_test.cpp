@@ -10,6 +10,7 @@
 #include "rules/registry.h"
 #include "tests/support/support.h"
 #include "webhook/admission.h"
+#include "webhook/metrics.h"
 
 namespace fs = std::filesystem;
 using namespace gpuguard;
@@ -340,6 +341,19 @@ TEST_CASE("malformed requests get 400 with a clear error") {
   json upd = review(gpu_pod(true), "UPDATE");
   CHECK(call(a, Endpoint::validate, upd.dump()).answer.status == 400);  // UPDATE without oldObject
   CHECK(call(a, Endpoint::validate, good, nullptr, "application/json; charset=utf-8").answer.status == 200);
+}
+
+TEST_CASE("metrics series: labels in order, values escaped for the exposition format") {
+  webhook::Metrics m;
+  m.finding("gpu-request-limit-mismatch", "error", "enforce");
+  m.finding("gpu-request-limit-mismatch", "error", "enforce");
+  m.finding("odd\"rule\\with\nescapes", "warning", "audit");
+  CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 2);
+  CHECK(m.value(R"(gpuguard_rule_findings_total{rule="odd\"rule\\with\nescapes",severity="warning",mode="audit"})") == 1);
+  CHECK(webhook::label_value("a\"b\\c\nd") == R"(a\"b\\c\nd)");
+  CHECK(webhook::label_value("plain") == "plain");
+  const std::string text = m.render();
+  CHECK(text.find(R"(gpuguard_rule_findings_total{rule="odd\"rule\\with\nescapes",severity="warning",mode="audit"} 1)") != std::string::npos);
 }
 
 TEST_CASE("the nesting bound holds whichever reader reads the body") {
