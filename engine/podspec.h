@@ -146,7 +146,6 @@ struct PodViews {
 // "container \"train\"", "init container \"setup\"", "sidecar container \"proxy\"".
 [[nodiscard]] std::string describe(const Container& c);
 
-
 // One resource of one pod, added up the way the scheduler does (see pod_requests): regular
 // containers and native sidecars summed, each init container with the sidecars started before
 // it, the larger of the two. Give it the containers' requests in the order containers() yields them.
