@@ -80,9 +80,14 @@ void Metrics::duration(std::string_view webhook, double seconds) {
 }
 
 void Metrics::finding(std::string_view rule, std::string_view severity, std::string_view mode) {
-  auto s = series("gpuguard_rule_findings_total", {{"rule", rule}, {"severity", severity}, {"mode", mode}});
   std::lock_guard lock(mu_);
-  counters_[s] += 1;
+  if (auto it = findings_.find(FindingLabels{rule, severity, mode}); it != findings_.end()) {
+    *it->second += 1;
+    return;
+  }
+  double& value = counters_[series("gpuguard_rule_findings_total", {{"rule", rule}, {"severity", severity}, {"mode", mode}})];
+  value += 1;
+  findings_.emplace(FindingKey{std::string(rule), std::string(severity), std::string(mode)}, &value);
 }
 
 void Metrics::rule_error(std::string_view rule) {

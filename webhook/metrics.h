@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace gpuguard::webhook {
 
@@ -42,8 +43,36 @@ class Metrics {
     uint64_t count = 0;
     double sum = 0;
   };
+  // A finding counter by its labels: the series text is made once per rule, severity and mode,
+  // not for each of the findings of every request (the value lives in counters_, whose nodes
+  // stay where they are).
+  struct FindingLabels {
+    std::string_view rule, severity, mode;
+    bool operator==(const FindingLabels&) const = default;
+  };
+  struct FindingKey {
+    std::string rule, severity, mode;
+  };
+  static FindingLabels labels(const FindingKey& k) { return {k.rule, k.severity, k.mode}; }
+  static FindingLabels labels(const FindingLabels& k) { return k; }
+  struct FindingHash {
+    using is_transparent = void;
+    template <class K>
+    size_t operator()(const K& k) const {
+      const FindingLabels l = labels(k);
+      std::hash<std::string_view> h;
+      return (h(l.rule) * 31 + h(l.severity)) * 31 + h(l.mode);
+    }
+  };
+  struct FindingEq {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const { return labels(a) == labels(b); }
+  };
+
   mutable std::mutex mu_;
   std::map<std::string, double> counters_;  // full series text → value
+  std::unordered_map<FindingKey, double*, FindingHash, FindingEq> findings_;
   std::map<std::string, double> gauges_;
   std::map<std::string, Histogram> durations_;  // webhook label → histogram
 };

@@ -348,7 +348,9 @@ TEST_CASE("metrics series: labels in order, values escaped for the exposition fo
   m.finding("gpu-request-limit-mismatch", "error", "enforce");
   m.finding("gpu-request-limit-mismatch", "error", "enforce");
   m.finding("odd\"rule\\with\nescapes", "warning", "audit");
+  m.finding("gpu-request-limit-mismatch", "error", "audit");  // another series of the same rule
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 2);
+  CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="audit"})") == 1);
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="odd\"rule\\with\nescapes",severity="warning",mode="audit"})") == 1);
   CHECK(webhook::label_value("a\"b\\c\nd") == R"(a\"b\\c\nd)");
   CHECK(webhook::label_value("plain") == "plain");
