@@ -8,6 +8,7 @@
 
 #include "engine/evaluate.h"
 #include "engine/podspec.h"
+#include "engine/positions.h"
 
 namespace gpuguard::engine {
 
@@ -68,14 +69,6 @@ std::optional<bool> apply_single(json& object, const json& fix) {
 
 namespace {
 
-void append_escaped(std::string& path, std::string_view key) {
-  for (char c : key) {
-    if (c == '~') path += "~0";
-    else if (c == '/') path += "~1";
-    else path += c;
-  }
-}
-
 // nlohmann's diff, step for step: the same operations in the same order. It compares the two
 // subtrees at every level before it descends (so a deep tree is compared once per level) and
 // copies each level's operations into its parent's list; this compares scalars only, and appends
@@ -107,7 +100,7 @@ void diff_into(const json& source, const json& target, std::string& path, json::
     const auto& t = target.get_ref<const json::object_t&>();
     for (const auto& [key, value] : s) {
       path += '/';
-      append_escaped(path, key);
+      append_pointer_escaped(path, key);
       if (auto it = t.find(key); it != t.end()) diff_into(value, it->second, path, out);
       else out.push_back(json{{"op", "remove"}, {"path", path}});
       path.resize(at);
@@ -115,7 +108,7 @@ void diff_into(const json& source, const json& target, std::string& path, json::
     for (const auto& [key, value] : t) {
       if (s.find(key) != s.end()) continue;
       path += '/';
-      append_escaped(path, key);
+      append_pointer_escaped(path, key);
       out.push_back(json{{"op", "add"}, {"path", path}, {"value", value}});
       path.resize(at);
     }

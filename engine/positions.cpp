@@ -84,14 +84,18 @@ Pos PositionIndex::resolve(std::string_view pointer, NodeId root) const {
   return best;
 }
 
-std::string pointer_escape(std::string_view token) {
-  std::string out;
-  out.reserve(token.size());
+void append_pointer_escaped(std::string& out, std::string_view token) {
   for (char c : token) {
     if (c == '~') out += "~0";
     else if (c == '/') out += "~1";
     else out += c;
   }
+}
+
+std::string pointer_escape(std::string_view token) {
+  std::string out;
+  out.reserve(token.size());
+  append_pointer_escaped(out, token);
   return out;
 }
 

@@ -71,6 +71,8 @@ class PositionIndex {
 
 // RFC 6901 helpers.
 [[nodiscard]] std::string pointer_escape(std::string_view token);
+// The same, appended to `out` (a pointer built token by token without a string per token).
+void append_pointer_escaped(std::string& out, std::string_view token);
 [[nodiscard]] std::string pointer_unescape(std::string_view token);
 // Appends "/" + escaped token.
 [[nodiscard]] std::string pointer_join(std::string_view base, std::string_view token);

@@ -3,7 +3,6 @@
 // amounts of a LimitRange item as the API server stores them (after `SetDefaults_LimitRangeItem`).
 
 #include <cstddef>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +15,7 @@
 
 namespace gpuguard::rules::quota {
 
-using TrackedGpus = std::map<std::string, engine::Quantity, std::less<>>;
+using TrackedGpus = engine::GpuAmounts;
 
 // The GPU resources a ResourceQuota counts (its `spec.hard` keys `requests.<gpu>`), with their
 // amounts; keys whose amount does not parse are left out. Made once per object and set of GPU
