@@ -333,6 +333,23 @@ TEST_CASE("hostile: invalid UTF-8, NUL bytes and binary data") {
   CHECK(load(binary).diags.size() == 1);
 }
 
+TEST_CASE("hostile: a byte YAML cannot hold is found at any offset of a long plain line") {
+  // The scan skips blocks of plain bytes whole: the bad byte at each of 40 offsets (inside, at the
+  // edges of, and after whole blocks), and every byte value that is not plain.
+  for (size_t at = 0; at < 40; ++at) {
+    for (int b : {0x00, 0x01, 0x08, 0x0B, 0x0C, 0x1F, 0x7F, 0x80, 0xFF}) {
+      std::string line = "k: " + std::string(at, 'x') + static_cast<char>(b) + "yz\n";
+      auto l = load(line + "---\nok: 1\n");
+      REQUIRE_MESSAGE(l.diags.size() == 1, ("offset " + std::to_string(at) + " byte " + std::to_string(b)));
+      CHECK(l.diags[0].pos == Pos{1, static_cast<uint32_t>(4 + at)});
+      CHECK(l.docs.size() == 1);
+    }
+    // Tab, LF, CR and multi-byte UTF-8 are plain text: nothing to report.
+    auto fine = load("k: \"" + std::string(at, 'x') + "\t\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80\" # \r\n");
+    CHECK(fine.diags.empty());
+  }
+}
+
 TEST_CASE("hostile: aliases repeating a long key cannot grow the key text past the document limit") {
   YamlLimits limits;
   limits.max_document_bytes = 1000;
