@@ -29,7 +29,7 @@ test:
 	@scripts/test-tools.sh
 	@cmake -S . -B build/test $(TEST_BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build/test -j$(JOBS) -- --no-print-directory
-	@ctest --test-dir build/test --output-on-failure
+	@ctest --test-dir build/test --output-on-failure -j$(JOBS)
 
 build: bootstrap
 	@cmake -S . -B build/test $(TEST_BUILD) $(CMAKE_FLAGS) >/dev/null
@@ -55,7 +55,7 @@ sanitize-build:
 
 test-sanitize: sanitize-build
 	@scripts/test-tools.sh
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_DIR) --output-on-failure
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(SANITIZE_DIR) --output-on-failure -j$(JOBS)
 
 # Benchmarks (issue 9): ratios against floors measured in the same run. Not part of `make test`.
 bench:
