@@ -143,21 +143,26 @@ ResolvedScalar resolve_plain_scalar(std::string_view s) {
   // go-yaml's hint table: the first character says which special values the scalar can be; any
   // other first character makes it a string.
   constexpr double kInf = std::numeric_limits<double>::infinity();
+  // None of the words is longer than five characters: a longer scalar that starts with one of
+  // their letters is a string (most keys and values of a manifest: name, namespace, operator).
+  const bool too_long = s.size() > 5;
   switch (s[0]) {
     case '~':
     case 'n':
     case 'N':
+      if (too_long) return r;
       if (is({"~", "null", "Null", "NULL"})) r.type = ScalarType::null;
       else if (is({"n", "N", "no", "No", "NO"})) set_bool(false);
       return r;
     case 'y':
-    case 'Y': return is({"y", "Y", "yes", "Yes", "YES"}) ? set_bool(true) : r;
+    case 'Y': return !too_long && is({"y", "Y", "yes", "Yes", "YES"}) ? set_bool(true) : r;
     case 't':
-    case 'T': return is({"true", "True", "TRUE"}) ? set_bool(true) : r;
+    case 'T': return !too_long && is({"true", "True", "TRUE"}) ? set_bool(true) : r;
     case 'f':
-    case 'F': return is({"false", "False", "FALSE"}) ? set_bool(false) : r;
+    case 'F': return !too_long && is({"false", "False", "FALSE"}) ? set_bool(false) : r;
     case 'o':
     case 'O':
+      if (too_long) return r;
       if (is({"on", "On", "ON"})) return set_bool(true);
       return is({"off", "Off", "OFF"}) ? set_bool(false) : r;
     case '<':

@@ -69,6 +69,17 @@ TEST_CASE("go-yaml v2 corner cases of resolve.go") {
   CHECK(value_of(".5").get<double>() == 0.5);
   CHECK(value_of("1e400") == json("1e400"));    // ParseFloat overflows: stays a string
   CHECK(value_of("yEs") == json("yEs"));
+  // Every word of the table, and the same word one character longer (a string): the words are
+  // at most five characters, and the resolver stops looking at longer scalars early.
+  for (const char* w : {"~", "null", "Null", "NULL", "n", "N", "no", "No", "NO", "y", "Y", "yes", "Yes", "YES", "true",
+                        "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF"}) {
+    CHECK_MESSAGE(value_of(w).is_primitive(), w);
+    CHECK_FALSE_MESSAGE(value_of(w).is_string(), w);
+    CHECK_MESSAGE(value_of(std::string(w) + "s") == json(std::string(w) + "s"), w);
+  }
+  CHECK(value_of("FALSE") == json(false));
+  CHECK(value_of("FALSEY") == json("FALSEY"));
+  CHECK(value_of("nvidia.com/gpu") == json("nvidia.com/gpu"));
   CHECK(value_of("nan") == json("nan"));
   CHECK(value_of("NaN") == json("NaN"));
   CHECK(value_of("Infinity") == json("Infinity"));
