@@ -121,8 +121,11 @@ std::optional<std::pair<std::string, std::string>> product_problem(const std::st
   const auto& known = known_products();
   // (a) characters GFD's sanitiser deletes, spaces it turns into dashes.
   if (value.empty()) return std::nullopt;
-  std::string sanitised;
-  {
+  // Only characters the sanitiser keeps and no spaces: the value is its own sanitised form.
+  const bool kept_as_is = std::all_of(value.begin(), value.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+  if (!kept_as_is) {
     std::string kept;
     for (char c : value)
       if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ') kept += c;
@@ -136,12 +139,13 @@ std::optional<std::pair<std::string, std::string>> product_problem(const std::st
         w += c;
       }
     }
+    std::string sanitised;
     for (size_t i = 0; i < words.size(); ++i) sanitised += (i ? "-" : "") + words[i];
+    if (sanitised != value)
+      return std::make_pair("GFD keeps only letters, digits, `-`, `_` and `.` and joins the words of the GPU name with "
+                            "single dashes, so the label never contains spaces or other characters",
+                            sanitised);
   }
-  if (sanitised != value)
-    return std::make_pair("GFD keeps only letters, digits, `-`, `_` and `.` and joins the words of the GPU name with "
-                          "single dashes, so the label never contains spaces or other characters",
-                          sanitised);
   const ProductValue pv = split_product(value);
   auto suggest = [&](const std::string& product) {
     std::string mig = pv.mig;
