@@ -310,4 +310,37 @@ json parse_json(std::string_view text) {
   return json::parse(text, nullptr, false);
 }
 
+namespace {
+
+// Nesting depth of a JSON text (outside strings), so a hostile text is refused before nlohmann
+// builds it.
+bool depth_within(std::string_view text, unsigned max_depth) {
+  unsigned depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[') {
+      if (++depth > max_depth) return false;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_json_within(std::string_view text, unsigned max_depth, json& out) {
+  if (unsigned depth = 0; parse_json_fast(text, out, &depth)) return depth <= max_depth;
+  if (!depth_within(text, max_depth)) return false;
+  out = json::parse(text, nullptr, false);
+  return true;
+}
+
 }  // namespace gpuguard::engine

@@ -18,10 +18,16 @@ namespace gpuguard::engine {
 
 [[nodiscard]] json parse_json(std::string_view text);
 
+// parse_json with a bound on nesting (the webhook's limit): false when the document's containers
+// nest deeper than `max_depth`, told by the fast reader as it reads; a text it leaves to nlohmann
+// is measured by a pass over it first, JSON or not, so a hostile one is refused before it is built.
+// Otherwise true, with `out` as parse_json gives it (discarded for text that is not JSON).
+[[nodiscard]] bool parse_json_within(std::string_view text, unsigned max_depth, json& out);
+
 // The fast reader alone: true with `out` set when it read `text`, false when it leaves the text to
 // nlohmann (tests check that the shapes Kubernetes sends take this path). With `depth`, also how
-// deeply the document's containers nest (0 for a scalar, 1 for a flat object or array): the
-// webhook's bound on nesting, without a second pass over the body.
+// deeply the document's containers nest (0 for a scalar, 1 for a flat object or array), which
+// parse_json_within bounds without a second pass over the text.
 [[nodiscard]] bool parse_json_fast(std::string_view text, json& out, unsigned* depth = nullptr);
 
 // Equal values of equal types: nlohmann's == also takes 1u == 1 and 0.0 == -0.0 (two discarded

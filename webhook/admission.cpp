@@ -27,27 +27,6 @@ std::string field_path(std::string_view pointer) {
 
 namespace {
 
-// Nesting depth of a JSON text (outside strings), so a hostile body is refused before it is built.
-bool depth_within(std::string_view text, uint32_t max_depth) {
-  uint32_t depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') {
-      if (++depth > max_depth) return false;
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
-    }
-  }
-  return true;
-}
-
 bool json_content_type(std::string_view ct) {
   auto semi = ct.find(';');
   std::string_view media = ct.substr(0, semi);
@@ -255,18 +234,9 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       return invalid(outcome, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
     if (body.size() > limits_.max_body_bytes)
       return invalid(outcome, "the body is over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
-    // The fast reader tells how deep what it read nests; anything it leaves to nlohmann is
-    // measured first, by a pass over the text (whether it is JSON or not).
-    auto too_deep = [&] {
-      return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
-    };
     json doc;
-    if (unsigned depth = 0; engine::parse_json_fast(body, doc, &depth)) {
-      if (depth > limits_.max_json_depth) return too_deep();
-    } else {
-      if (!depth_within(body, limits_.max_json_depth)) return too_deep();
-      doc = json::parse(body, nullptr, false);  // what engine::parse_json does after its fast reader
-    }
+    if (!engine::parse_json_within(body, limits_.max_json_depth, doc))
+      return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
     if (doc.is_discarded()) return invalid(outcome, "the body is not valid JSON");
     struct Dispose {
       json& doc;

@@ -121,14 +121,12 @@ std::optional<std::pair<std::string, std::string>> product_problem(const std::st
   const auto& known = known_products();
   // (a) characters GFD's sanitiser deletes, spaces it turns into dashes.
   if (value.empty()) return std::nullopt;
+  auto keeps = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
   // Only characters the sanitiser keeps and no spaces: the value is its own sanitised form.
-  const bool kept_as_is = std::all_of(value.begin(), value.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-  if (!kept_as_is) {
+  if (!std::all_of(value.begin(), value.end(), keeps)) {
     std::string kept;
     for (char c : value)
-      if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ') kept += c;
+      if (keeps(c) || c == ' ') kept += c;
     std::vector<std::string> words;
     std::string w;
     for (char c : kept + ' ') {
