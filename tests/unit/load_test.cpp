@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <fstream>
+#include <thread>
 
 #include "engine/load.h"
 #include "tests/support/support.h"
@@ -75,6 +79,61 @@ TEST_CASE("a file over the size limit is refused before it is read") {
   CHECK(n == 1);
   REQUIRE(diags.size() == 1);
   CHECK(diags[0].message.find("over the size limit of 1 MiB") != std::string::npos);
+}
+
+TEST_CASE("every input is read whole, whatever its size, after a larger one and from a pipe") {
+  // A ConfigMap padded to exactly `size` bytes: the text is read into one buffer reused from input
+  // to input, sized by the file's size, grown when the size is unknown (a pipe).
+  auto head = [](const std::string& name) { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata:\n  pad: \""; };
+  auto pad_size = [&](const std::string& name, size_t size) { return size - head(name).size() - 2; };
+  auto manifest = [&](const std::string& name, size_t size) { return head(name) + std::string(pad_size(name, size), 'x') + "\"\n"; };
+  const std::vector<size_t> sizes = {300000, 100, 65535, 65536, 65537, 131073, 90, 1u << 20};
+  TempDir dir;
+  std::vector<Input> inputs;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto path = dir.path() / ("f" + std::to_string(i) + ".yaml");
+    write_file(path, manifest("cm-" + std::to_string(i), sizes[i]));
+    inputs.push_back({path.string(), path, false});
+  }
+  auto pad_of = [](const Object& o) { return o.body["data"]["pad"].get<std::string>().size(); };
+  for (unsigned jobs : {1u, 2u}) {
+    CAPTURE(jobs);
+    std::vector<Diagnostic> diags;
+    std::vector<std::pair<std::string, size_t>> got;
+    load_inputs(inputs, LoadOptions{}, jobs, [&](Object&& o) { got.emplace_back(o.name, pad_of(o)); }, diags);
+    CHECK(diags.empty());
+    REQUIRE(got.size() == sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      CHECK(got[i].first == "cm-" + std::to_string(i));
+      CHECK(got[i].second == pad_size("cm-" + std::to_string(i), sizes[i]));
+    }
+  }
+  // A pipe has no size to go by: read in growing steps, up to the limit and no further.
+  for (size_t size : {size_t{70000}, size_t{(1u << 20) - 1}, size_t{(1u << 20) + 1}}) {
+    CAPTURE(size);
+    auto fifo = dir.path() / ("pipe-" + std::to_string(size));
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    const std::string text = manifest("piped", size);
+    std::thread writer([&] {
+      std::ofstream out(fifo, std::ios::binary);
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    });
+    LoadOptions opts;
+    opts.max_file_bytes = 1u << 20;
+    std::vector<Diagnostic> diags;
+    std::vector<size_t> got;
+    load_input({fifo.string(), fifo, false}, 0, opts, [&](Object&& o) { got.push_back(pad_of(o)); }, diags);
+    writer.join();
+    if (size <= opts.max_file_bytes) {
+      CHECK(diags.empty());
+      REQUIRE(got.size() == 1);
+      CHECK(got[0] == pad_size("piped", size));
+    } else {
+      CHECK(got.empty());
+      REQUIRE(diags.size() == 1);
+      CHECK(diags[0].message.find("over the size limit of 1 MiB") != std::string::npos);
+    }
+  }
 }
 
 namespace {
