@@ -9,12 +9,17 @@
 #endif
 
 #ifdef GPUGUARD_JEMALLOC
-// jemalloc's options, read once at start-up (before main). Dirty pages go back to the system one
-// second after they were freed instead of ten, so a webhook that has served a burst returns to its
-// baseline soon; muzzy pages at once (the webhook's RSS is what its memory limit counts).
+// jemalloc's options, read once at start-up (before main; MALLOC_CONF in the environment still
+// overrides each). Dirty pages go back to the system one second after they were freed instead of
+// ten, so a webhook that has served a burst returns to its baseline soon; muzzy pages at once (the
+// webhook's RSS is what its memory limit counts). Transparent huge pages for the arenas where the
+// kernel allows them (`madvise` or `always` in /sys/kernel/mm/transparent_hugepage/enabled;
+// nothing changes with `never`): a lint run touches most of its memory once, and on a virtual
+// machine the first touch of each 4 KiB page is a costly fault. Over bench_gen's 10,000 objects:
+// 8.7 k page faults → 2.0 k, system time 0.08 → 0.03 s, peak RSS 43 → 51 MiB (README, Performance).
 extern "C" {
 // NOLINTNEXTLINE(readability-identifier-naming,cppcoreguidelines-avoid-non-const-global-variables): jemalloc's name
-const char* malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:0";
+const char* malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:0,thp:always,metadata_thp:auto";
 }
 #endif
 
