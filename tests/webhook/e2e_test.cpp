@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "engine/json.h"
@@ -108,6 +109,14 @@ TEST_CASE("health, readiness and metrics") {
   CHECK(metrics.find("gpuguard_certificate_expiry_timestamp_seconds ") != std::string::npos);
   // TLS 1.1 and older are refused.
   CHECK(wh.curl("/healthz", "", {"--tls-max", "1.1"}).first < 0);
+  // The server runs without transparent huge pages (they would round its resident memory up; the
+  // linter keeps them). /proc shows the setting since Linux 5.0.
+  std::ifstream status("/proc/" + std::to_string(wh.proc->pid()) + "/status");
+  std::string line, thp;
+  while (std::getline(status, line))
+    if (line.rfind("THP_enabled:", 0) == 0) thp = line.substr(line.find_first_not_of(" \t", 12));
+  if (thp.empty()) MESSAGE("this kernel does not show THP_enabled");
+  else CHECK(thp == "0");
 }
 
 TEST_CASE("malformed input: each gets a correct answer and the server stays up") {
