@@ -7,9 +7,13 @@
 #include <string>
 #include <string_view>
 
+#include "engine/flat_map.h"
+
 namespace gpuguard::engine {
 
-using json = nlohmann::json;
+// nlohmann's JSON with FlatMap objects (engine/flat_map.h): keys sorted as with nlohmann::json's
+// std::map, so the same iteration, comparisons, dumps and patches.
+using json = nlohmann::basic_json<FlatMap>;
 
 // Member of an object, or nullptr when `j` is not an object or has no such key.
 [[nodiscard]] const json* member(const json& j, std::string_view key);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "engine/json_bytes.h"
 
@@ -35,6 +36,7 @@ class Reader {
   const char* p_;
   const char* end_;
   unsigned deepest_ = 0;
+  std::vector<json::object_t::value_type> members_;  // of the objects being read, outermost first
 
   void skip_space() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
@@ -101,9 +103,10 @@ class Reader {
   bool object(json& out, unsigned depth) {
     if (depth >= kMaxDepth) return false;
     if (depth >= deepest_) deepest_ = depth + 1;
-    out = json::object();
-    auto& members = out.get_ref<json::object_t&>();
-    return elements('}', [&] {
+    // The members go on a stack shared by all levels, and into the object when it ends, sorted
+    // once (FlatMap::take; of repeated keys the last is kept, as nlohmann keeps it).
+    const size_t start = members_.size();
+    const bool ok = elements('}', [&] {
       if (p_ == end_ || *p_ != '"') return false;
       std::string key;
       if (!string(key)) return false;
@@ -111,9 +114,19 @@ class Reader {
       if (p_ == end_ || *p_ != ':') return false;
       ++p_;
       skip_space();
-      // A repeated key: its value is read over the earlier one (nlohmann keeps the last).
-      return value(members.try_emplace(std::move(key)).first->second, depth + 1);
+      json v;
+      if (!value(v, depth + 1)) return false;
+      members_.emplace_back(std::move(key), std::move(v));
+      return true;
     });
+    if (!ok) {
+      members_.resize(start);
+      return false;
+    }
+    out = json(json::value_t::object);
+    out.get_ref<json::object_t&>() = json::object_t::take(members_, start, members_.size());
+    members_.resize(start);
+    return true;
   }
 
   bool array(json& out, unsigned depth) {
@@ -304,10 +317,97 @@ bool identical(const json& a, const json& b) {
   }
 }
 
+namespace {
+
+// nlohmann's parser with a builder of the engine's own. nlohmann's DOM builder inserts each member
+// into its object as it reads it, which for the engine's FlatMap objects would be quadratic in the
+// number of a large object's keys when they come out of order; this one collects an object's
+// members and hands them over when the object ends (FlatMap::take: one sort, and the last of
+// duplicate keys wins, as with nlohmann's builder). Iterative, like nlohmann's: no depth can
+// overflow the stack.
+class SaxBuilder {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  bool null() { return put(json(nullptr)); }
+  bool boolean(bool b) { return put(json(b)); }
+  bool number_integer(number_integer_t v) { return put(json(v)); }
+  bool number_unsigned(number_unsigned_t v) { return put(json(v)); }
+  bool number_float(number_float_t v, const string_t& /*text*/) { return put(json(v)); }
+  bool string(string_t& s) { return put(json(std::move(s))); }
+  bool binary(binary_t& b) { return put(json::binary(std::move(b))); }
+  bool start_object(std::size_t /*size*/) {
+    frames_.push_back({true, members_.size(), {}});
+    return true;
+  }
+  bool key(string_t& k) {
+    frames_.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    const size_t start = frames_.back().start;
+    frames_.pop_back();
+    json v(json::value_t::object);
+    v.get_ref<json::object_t&>() = json::object_t::take(members_, start, members_.size());
+    members_.resize(start);
+    return put(std::move(v));
+  }
+  bool start_array(std::size_t /*size*/) {
+    frames_.push_back({false, elements_.size(), {}});
+    return true;
+  }
+  bool end_array() {
+    const size_t start = frames_.back().start;
+    frames_.pop_back();
+    json v(json::value_t::array);
+    v.get_ref<json::array_t&>().assign(std::make_move_iterator(elements_.begin() + static_cast<std::ptrdiff_t>(start)),
+                                       std::make_move_iterator(elements_.end()));
+    elements_.resize(start);
+    return put(std::move(v));
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const nlohmann::detail::exception& /*error*/) {
+    return false;
+  }
+
+  json take() { return std::move(root_); }
+
+ private:
+  struct Frame {
+    bool object;
+    size_t start;  // where its members (or elements) begin on the stack
+    string_t key;  // an object's key waiting for its value
+  };
+
+  bool put(json&& v) {
+    if (frames_.empty()) root_ = std::move(v);
+    else if (frames_.back().object) members_.emplace_back(std::move(frames_.back().key), std::move(v));
+    else elements_.push_back(std::move(v));
+    return true;
+  }
+
+  std::vector<Frame> frames_;
+  std::vector<json::object_t::value_type> members_;
+  std::vector<json> elements_;
+  json root_;
+};
+
+// What json::parse(text, nullptr, false) gives, built by SaxBuilder.
+json nlohmann_parse(std::string_view text) {
+  SaxBuilder builder;
+  if (!json::sax_parse(text, &builder, json::input_format_t::json, true, false)) return json(json::value_t::discarded);
+  return builder.take();
+}
+
+}  // namespace
+
 json parse_json(std::string_view text) {
   json out;
   if (parse_json_fast(text, out)) return out;
-  return json::parse(text, nullptr, false);
+  return nlohmann_parse(text);
 }
 
 namespace {
@@ -339,7 +439,7 @@ bool depth_within(std::string_view text, unsigned max_depth) {
 bool parse_json_within(std::string_view text, unsigned max_depth, json& out) {
   if (unsigned depth = 0; parse_json_fast(text, out, &depth)) return depth <= max_depth;
   if (!depth_within(text, max_depth)) return false;
-  out = json::parse(text, nullptr, false);
+  out = nlohmann_parse(text);
   return true;
 }
 

@@ -52,8 +52,9 @@ void strictify(json& s) {
     if (s.contains(key)) strictify(s[key]);
 }
 
-// What the API server's decoder sees: null means absent, 2.0 is the integer 2.
-void normalise(json& v) {
+// What the API server's decoder sees: null means absent, 2.0 is the integer 2. (On the copy that
+// valijson reads: see validate.)
+void normalise(nlohmann::json& v) {
   if (v.is_object()) {
     for (auto it = v.begin(); it != v.end();) {
       if (it->is_null()) it = v.erase(it);
@@ -70,7 +71,7 @@ void normalise(json& v) {
   }
 }
 
-std::string type_word(const json& v) {
+std::string type_word(const nlohmann::json& v) {
   switch (v.type()) {
     case json::value_t::string: return "a string";
     case json::value_t::boolean: return "a boolean";
@@ -160,12 +161,16 @@ std::optional<std::vector<SchemaStore::Problem>> SchemaStore::validate(const Obj
       root = src->second.schema;
     }
     valijson::SchemaParser parser(valijson::SchemaParser::kDraft4);
-    valijson::adapters::NlohmannJsonAdapter adapter(root);
+    // valijson's adapter reads nlohmann::json, not the engine's json (another specialisation of
+    // basic_json, engine/json.h): it is given a copy of that type, which must outlive it. (Given
+    // the engine's json, it would hold a temporary made by basic_json's converting constructor.)
+    const nlohmann::json schema_doc(root);
+    valijson::adapters::NlohmannJsonAdapter adapter(schema_doc);
     parser.populateSchema(adapter, compiled->schema);
     std::lock_guard lock(mu_);
     compiled_[key] = compiled;
   }
-  json body = obj.body;
+  nlohmann::json body(obj.body);  // valijson's type (see above), normalised
   normalise(body);
   valijson::Validator validator;
   valijson::ValidationResults results;
@@ -192,9 +197,9 @@ std::optional<std::vector<SchemaStore::Problem>> SchemaStore::validate(const Obj
       pointer += "/" + pointer_escape(field);
       message = "unknown field \"" + field + "\"";
     } else if (message == "Value type not permitted by 'type' constraint.") {
-      const json* v = nullptr;
+      const nlohmann::json* v = nullptr;
       try {
-        v = &body.at(json::json_pointer(pointer));
+        v = &body.at(nlohmann::json::json_pointer(pointer));
       } catch (...) {
       }
       message = "wrong type" + (v ? std::string(": ") + type_word(*v) + " is not allowed here" : std::string());

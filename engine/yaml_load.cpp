@@ -274,12 +274,21 @@ struct Anchor {
   size_t count = 1;
 };
 
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
+};
+
 struct Frame {
   bool is_map = false;
   Pos pos;
   std::string anchor;
-  json value;
+  json value;              // a sequence's items; a mapping's value is made when it ends
   size_t child_start = 0;  // this frame's children are child_stack_[child_start..]
+  // A mapping's members are member_stack_[member_start..], in document order, each with its child
+  // at the same offset from child_start; for a large mapping, `index` finds a key's offset.
+  size_t member_start = 0;
+  std::unique_ptr<std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>>> index;
   std::unique_ptr<std::set<std::string, std::less<>>> merged;  // keys that came from a merge, not written here
   size_t count = 1;
   // Mapping state: the key waiting for its value.
@@ -303,6 +312,7 @@ class Builder {
   void start_document() {
     frames_.clear();
     child_stack_.clear();
+    member_stack_.clear();
     anchors_.clear();
     positions_ = std::make_shared<PositionIndex>();
     root_.reset();
@@ -522,8 +532,9 @@ class Builder {
     Frame f;
     f.is_map = is_map;
     f.pos = pos;
-    f.value = is_map ? json::object() : json::array();
+    if (!is_map) f.value = json::array();
     f.child_start = child_stack_.size();
+    f.member_start = member_stack_.size();
     const yaml_char_t* anchor = is_map ? ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
     if (anchor) f.anchor = reinterpret_cast<const char*>(anchor);
     frames_.push_back(std::move(f));
@@ -540,6 +551,12 @@ class Builder {
     PositionIndex::NodeId node = positions_->add(
         f.pos, f.is_map, std::span<const PositionIndex::Child>(child_stack_.data() + f.child_start, child_stack_.size() - f.child_start));
     child_stack_.resize(f.child_start);
+    if (f.is_map) {
+      // The members, sorted once (their keys are distinct: put() replaced repeated ones).
+      f.value = json(json::value_t::object);
+      f.value.get_ref<json::object_t&>() = json::object_t::take(member_stack_, f.member_start, member_stack_.size());
+      member_stack_.erase(member_stack_.begin() + static_cast<std::ptrdiff_t>(f.member_start), member_stack_.end());
+    }
     Completed c{std::move(f.value), node, f.pos, f.count};
     if (!f.anchor.empty()) {
       anchors_[f.anchor] = Anchor{c.value, c.node, c.count};
@@ -590,10 +607,18 @@ class Builder {
     return false;
   }
 
-  // The child slot of `key` in a mapping frame (linear: only for duplicates and merges).
-  size_t find_slot(const Frame& f, std::string_view key) const {
-    for (size_t i = f.child_start; i < child_stack_.size(); ++i)
-      if (positions_->key(child_stack_[i]) == key) return i;
+  // Members from which a mapping frame finds its keys by hash instead of a scan.
+  static constexpr size_t kIndexFrom = 16;
+
+  // The offset of `key` among a mapping frame's members (and of its child among the frame's
+  // children), or npos.
+  size_t find_member(const Frame& f, std::string_view key) const {
+    if (f.index) {
+      auto it = f.index->find(key);
+      return it == f.index->end() ? std::string::npos : it->second;
+    }
+    for (size_t i = f.member_start; i < member_stack_.size(); ++i)
+      if (member_stack_[i].first == key) return i - f.member_start;
     return std::string::npos;
   }
 
@@ -604,21 +629,27 @@ class Builder {
   // written twice.
   bool put(Frame& f, std::string_view key, std::optional<uint32_t> key_offset, Pos key_pos, json value,
            PositionIndex::NodeId node, bool is_explicit) {
-    auto& obj = f.value.get_ref<json::object_t&>();
-    auto it = obj.lower_bound(key);
-    if (it == obj.end() || it->first != key) {
-      obj.emplace_hint(it, std::string(key), std::move(value));
+    const size_t at = find_member(f, key);
+    if (at == std::string::npos) {
+      if (!key_offset && !key_text_within(key, key_pos)) return false;
       if (!is_explicit) {
         if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
         f.merged->emplace(key);
       }
-      if (!key_offset && !key_text_within(key, key_pos)) return false;
+      member_stack_.emplace_back(std::string(key), std::move(value));
+      const size_t count = member_stack_.size() - f.member_start;
+      if (f.index) {
+        f.index->emplace(member_stack_.back().first, count - 1);
+      } else if (count == kIndexFrom) {
+        f.index = std::make_unique<std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>>>();
+        for (size_t i = 0; i < count; ++i) f.index->emplace(member_stack_[f.member_start + i].first, i);
+      }
       uint32_t offset = key_offset ? *key_offset : positions_->add_key(key);
       child_stack_.push_back({offset, static_cast<uint32_t>(key.size()), key_pos, node});
       return false;
     }
-    it->second = std::move(value);
-    size_t slot = find_slot(f, key);
+    member_stack_[f.member_start + at].second = std::move(value);
+    const size_t slot = f.child_start + at;
     child_stack_[slot].key_pos = key_pos;
     child_stack_[slot].node = node;
     bool was_merged = false;
@@ -692,6 +723,7 @@ class Builder {
   std::vector<Diagnostic>& diags_;
   std::vector<Frame> frames_;
   std::vector<PositionIndex::Child> child_stack_;
+  std::vector<json::object_t::value_type> member_stack_;  // of the mappings being built
   std::unordered_map<std::string, Anchor> anchors_;
   std::shared_ptr<PositionIndex> positions_;
   std::optional<Completed> root_;

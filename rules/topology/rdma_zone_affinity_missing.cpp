@@ -6,6 +6,7 @@
 #include <set>
 
 #include "engine/kinds.h"
+#include "engine/json_parse.h"
 #include "rules/all.h"
 #include "rules/topology/common.h"
 #include "rules/topology/gang_member.h"
@@ -24,7 +25,7 @@ std::vector<std::string> multus_networks(std::string_view value) {
   std::vector<std::string> out;
   size_t first = value.find_first_not_of(" \t\n");
   if (first != std::string_view::npos && value[first] == '[') {
-    json list = json::parse(value.begin(), value.end(), nullptr, false);
+    json list = parse_json(value);
     if (!list.is_array()) return out;
     for (const auto& e : list)
       if (auto n = string_at(e, "name")) out.emplace_back(*n);
