@@ -142,11 +142,11 @@ namespace {
 // buffer a large file grew past kKeepBytes is let go.
 class ReadBuffer {
  public:
-  ReadBuffer() : text_(std::move(spare())) {}
+  ReadBuffer() { text_.swap(spare()); }
   ReadBuffer(const ReadBuffer&) = delete;
   ReadBuffer& operator=(const ReadBuffer&) = delete;
   ~ReadBuffer() {
-    if (text_.capacity() <= kKeepBytes) spare() = std::move(text_);
+    if (text_.capacity() <= kKeepBytes) text_.swap(spare());
   }
   std::string& text() { return text_; }
 
