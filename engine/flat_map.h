@@ -19,7 +19,6 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
-#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -140,14 +139,6 @@ class FlatMap {
   std::pair<iterator, bool> emplace(K&& key, Args&&... args) {
     return try_emplace(std::forward<K>(key), std::forward<Args>(args)...);
   }
-  // As std::map's: `hint` is where the key goes if it is right (then no search), else ignored.
-  template <class K, class... Args>
-  iterator emplace_hint(const_iterator hint, K&& key, Args&&... args) {
-    const bool after_prev = hint == items_.cbegin() || Compare{}(std::prev(hint)->first, key);
-    const bool before_hint = hint == items_.cend() || Compare{}(key, hint->first);
-    if (after_prev && before_hint) return place(items_.begin() + (hint - items_.cbegin()), std::forward<K>(key), std::forward<Args>(args)...);
-    return try_emplace(std::forward<K>(key), std::forward<Args>(args)...).first;
-  }
   std::pair<iterator, bool> insert(const value_type& value) { return try_emplace(value.first, value.second); }
   std::pair<iterator, bool> insert(value_type&& value) { return try_emplace(std::move(value.first), std::move(value.second)); }
   template <class It>
@@ -160,19 +151,6 @@ class FlatMap {
   T& operator[](K&& key) {
     return try_emplace(std::forward<K>(key)).first->second;
   }
-  template <class K>
-  T& at(const K& key) {
-    auto it = find(key);
-    if (it == end()) throw std::out_of_range("key not found");
-    return it->second;
-  }
-  template <class K>
-  const T& at(const K& key) const {
-    auto it = find(key);
-    if (it == end()) throw std::out_of_range("key not found");
-    return it->second;
-  }
-
   iterator erase(iterator pos) { return items_.erase(pos); }
   iterator erase(const_iterator pos) { return items_.erase(pos); }
   iterator erase(const_iterator first, const_iterator last) { return items_.erase(first, last); }

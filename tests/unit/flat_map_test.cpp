@@ -52,7 +52,7 @@ TEST_CASE("FlatMap objects behave as nlohmann::json's std::map objects under ran
           tree[nlohmann::json::json_pointer(p)]["x"] = value;
           break;
         }
-        case 4: {  // update and insert from another object
+        case 4: {  // update, insert and push_back from another object
           json other = json::object();
           nlohmann::json other_tree = nlohmann::json::object();
           for (int i = 0; i < 3; ++i) {
@@ -60,12 +60,20 @@ TEST_CASE("FlatMap objects behave as nlohmann::json's std::map objects under ran
             other[o] = i;
             other_tree[o] = i;
           }
-          if (rng() % 2) {
-            flat.update(other);
-            tree.update(other_tree);
-          } else {
-            flat.insert(other.begin(), other.end());
-            tree.insert(other_tree.begin(), other_tree.end());
+          switch (rng() % 3) {
+            case 0:
+              flat.update(other);
+              tree.update(other_tree);
+              break;
+            case 1:
+              flat.insert(other.begin(), other.end());
+              tree.insert(other_tree.begin(), other_tree.end());
+              break;
+            default:  // push_back of a member: inserted unless the key is there
+              for (const auto& [o, v] : other_tree.items()) {
+                flat.push_back(json::object_t::value_type(o, json(v)));
+                tree.push_back(nlohmann::json::object_t::value_type(o, v));
+              }
           }
           break;
         }
