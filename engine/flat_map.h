@@ -3,15 +3,16 @@
 // vector of (key, value) pairs instead of std::map's tree of nodes: the same interface as far as
 // nlohmann::basic_json and the engine use it, the same order (keys sorted as std::string compares
 // them) and so the same iteration, equality, dumps and patches — but one allocation per object
-// instead of one per member, members next to each other in memory, and look-ups by binary search
-// over contiguous keys. A Kubernetes object's mappings have a handful of keys each.
+// instead of one per member, members next to each other in memory, and look-ups over contiguous
+// keys. A Kubernetes object's mappings have a handful of keys each.
 //
 // Inserting a key that sorts before existing ones moves the members after it, so building a large
 // object in an arbitrary key order one insertion at a time would be quadratic. The engine's
-// readers do not do that: they collect an object's members on a stack and hand them over when
-// the object ends (take: one sort of their positions), and nlohmann's parser is only used through
-// engine::parse_json's SAX builder, which does the same. References to members are invalidated by an insertion into or an erasure from
-// the same object (as with a vector), not by changes to other objects.
+// readers do not do that: they collect an object's members on a stack and hand them over when the
+// object ends (take: one sort of their positions), and nlohmann's parser is only used through
+// engine::parse_json's SAX builder, which does the same. References to members are invalidated by
+// an insertion into or an erasure from the same object (as with a vector), not by changes to
+// other objects.
 
 #include <algorithm>
 #include <array>
@@ -48,11 +49,12 @@ class FlatMap {
   }
   FlatMap(std::initializer_list<value_type> init) { insert(init.begin(), init.end()); }
 
-  // The members items[first..last) of a builder's stack, moved out in key order (the range is
-  // left moved-from; of equal keys the last one is kept). One move per member, whatever the order.
+  // The members stack[first..] at the top of a builder's stack, moved out in key order and popped
+  // off it (of equal keys the last one is kept). One move per member, whatever the order.
   template <class Stack>
-  static FlatMap take(Stack& stack, size_t first, size_t last) {
+  static FlatMap take(Stack& stack, size_t first) {
     FlatMap m;
+    const size_t last = stack.size();
     const size_t n = last - first;
     m.items_.reserve(n);
     auto key_less = [&](size_t a, size_t b) { return Compare{}(stack[a].first, stack[b].first); };
@@ -60,6 +62,7 @@ class FlatMap {
     for (size_t i = first + 1; i < last && sorted; ++i) sorted = key_less(i - 1, i);
     if (sorted) {
       for (size_t i = first; i < last; ++i) m.items_.push_back(std::move(stack[i]));
+      stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
       return m;
     }
     // Positions in key order, ties by position (stable), so the last of equal keys comes last: an
@@ -87,6 +90,7 @@ class FlatMap {
       if (i + 1 < n && !key_less(order[i], order[i + 1])) continue;  // a later one has the same key
       m.items_.push_back(std::move(stack[order[i]]));
     }
+    stack.erase(stack.begin() + static_cast<std::ptrdiff_t>(first), stack.end());
     return m;
   }
 
@@ -100,7 +104,6 @@ class FlatMap {
   size_type size() const noexcept { return items_.size(); }
   size_type max_size() const noexcept { return items_.max_size(); }
   void clear() noexcept { items_.clear(); }
-  void reserve(size_type n) { items_.reserve(n); }
 
   template <class K>
   iterator lower_bound(const K& key) {

@@ -123,9 +123,7 @@ class Reader {
       members_.resize(start);
       return false;
     }
-    out = json(json::value_t::object);
-    out.get_ref<json::object_t&>() = json::object_t::take(members_, start, members_.size());
-    members_.resize(start);
+    out = json(json::object_t::take(members_, start));
     return true;
   }
 
@@ -351,10 +349,7 @@ class SaxBuilder {
   bool end_object() {
     const size_t start = frames_.back().start;
     frames_.pop_back();
-    json v(json::value_t::object);
-    v.get_ref<json::object_t&>() = json::object_t::take(members_, start, members_.size());
-    members_.resize(start);
-    return put(std::move(v));
+    return put(json(json::object_t::take(members_, start)));
   }
   bool start_array(std::size_t /*size*/) {
     frames_.push_back({false, elements_.size(), {}});

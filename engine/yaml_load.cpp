@@ -278,6 +278,7 @@ struct KeyHash {
   using is_transparent = void;
   size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
 };
+using KeyIndex = std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>>;  // key → offset
 
 struct Frame {
   bool is_map = false;
@@ -288,7 +289,7 @@ struct Frame {
   // A mapping's members are member_stack_[member_start..], in document order, each with its child
   // at the same offset from child_start; for a large mapping, `index` finds a key's offset.
   size_t member_start = 0;
-  std::unique_ptr<std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>>> index;
+  std::unique_ptr<KeyIndex> index;
   std::unique_ptr<std::set<std::string, std::less<>>> merged;  // keys that came from a merge, not written here
   size_t count = 1;
   // Mapping state: the key waiting for its value.
@@ -553,9 +554,7 @@ class Builder {
     child_stack_.resize(f.child_start);
     if (f.is_map) {
       // The members, sorted once (their keys are distinct: put() replaced repeated ones).
-      f.value = json(json::value_t::object);
-      f.value.get_ref<json::object_t&>() = json::object_t::take(member_stack_, f.member_start, member_stack_.size());
-      member_stack_.erase(member_stack_.begin() + static_cast<std::ptrdiff_t>(f.member_start), member_stack_.end());
+      f.value = json(json::object_t::take(member_stack_, f.member_start));
     }
     Completed c{std::move(f.value), node, f.pos, f.count};
     if (!f.anchor.empty()) {
@@ -641,7 +640,7 @@ class Builder {
       if (f.index) {
         f.index->emplace(member_stack_.back().first, count - 1);
       } else if (count == kIndexFrom) {
-        f.index = std::make_unique<std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>>>();
+        f.index = std::make_unique<KeyIndex>();
         for (size_t i = 0; i < count; ++i) f.index->emplace(member_stack_[f.member_start + i].first, i);
       }
       uint32_t offset = key_offset ? *key_offset : positions_->add_key(key);

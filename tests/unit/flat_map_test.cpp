@@ -138,7 +138,7 @@ TEST_CASE("FlatMap::take: the members of a stack range in key order, the last of
       stack.emplace_back(key, json(i));
       expect[key] = i;  // as nlohmann's parser does: the last wins
     }
-    Map m = Map::take(stack, 1, stack.size());
+    Map m = Map::take(stack, 1);
     CHECK(m.size() == expect.size());
     json j(json::value_t::object);
     j.get_ref<json::object_t&>() = std::move(m);
@@ -147,7 +147,7 @@ TEST_CASE("FlatMap::take: the members of a stack range in key order, the last of
   }
   // Already in order: taken as it is.
   std::vector<Map::value_type> sorted = {{"a", json(1)}, {"b", json(2)}, {"c", json(3)}};
-  Map m = Map::take(sorted, 0, sorted.size());
+  Map m = Map::take(sorted, 0);
   CHECK(json(m).dump() == R"({"a":1,"b":2,"c":3})");
 }
 
