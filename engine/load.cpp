@@ -287,22 +287,22 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
   starts[0] = Start{};
   std::mutex mu;
   std::condition_variable cv;
-  size_t next = 0, consumed = 0;
+  // Units handed to workers, taken by the consumer, and done with (their objects are in `spent`).
+  size_t next = 0, consumed = 0, retired = 0;
   auto worker = [&] {
     for (;;) {
-      size_t u;
+      size_t u = units.size();
       std::vector<std::vector<Object>> free_now;
       {
         std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return next >= units.size() || next < consumed + window || !spent.empty(); });
+        auto parse_next = [&] { return next < units.size() && next < consumed + window; };
+        cv.wait(lock, [&] { return parse_next() || !spent.empty() || retired == units.size(); });
         free_now.swap(spent);
-        if (next >= units.size() || next >= consumed + window) {
-          if (!free_now.empty()) continue;  // freed at the end of this iteration, then wait again
-          return;
-        }
-        u = next++;
+        if (parse_next()) u = next++;
+        else if (free_now.empty()) return;  // every unit is done with, and its objects freed
       }
       free_now.clear();
+      if (u == units.size()) continue;  // only freed objects: wait for more
       Parsed p;
       const Unit& unit = units[u];
       auto collect = [&](Object&& o) { p.objects.push_back(std::move(o)); };
@@ -352,8 +352,10 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
     {
       std::lock_guard lock(mu);
       spent.push_back(std::move(p.objects));
+      ++retired;
     }
-    cv.notify_one();
+    if (retired == units.size()) cv.notify_all();  // the workers free the last objects and end
+    else cv.notify_one();
   }
   for (auto& t : threads) t.join();
 }

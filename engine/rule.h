@@ -20,6 +20,7 @@
 #include "engine/mig.h"
 #include "engine/object.h"
 #include "engine/podspec.h"
+#include "engine/records.h"
 #include "engine/types.h"
 
 namespace re2 {

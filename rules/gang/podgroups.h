@@ -82,7 +82,7 @@ inline MemberTemplate member_template(const engine::Object& o, const engine::Pod
 
 // Appends the templates of `o` that name a group.
 inline void project_marked(const engine::Object& o, const std::string& ns, const engine::ResourceMatcher& gpus,
-                           std::vector<MarkedTemplate>& out) {
+                           engine::Records<MarkedTemplate>& out) {
   std::string owner_kind, owner_name;
   bool owner_read = false;
   for (const auto& t : engine::pod_templates(o)) {
@@ -105,7 +105,7 @@ inline void project_marked(const engine::Object& o, const std::string& ns, const
 
 // The projections a PodGroup rule gathers in `check`: marked templates of the kinds it does not keep.
 struct MemberState final : engine::RuleState {
-  std::vector<MarkedTemplate> marked;
+  engine::Records<MarkedTemplate> marked;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(engine::RuleState& later) override { engine::append(marked, static_cast<MemberState&>(later).marked); }
 };
@@ -118,11 +118,11 @@ inline void gather_members(const engine::Object& obj, engine::CheckContext& ctx)
 
 class MemberIndex {
  public:
-  MemberIndex(const engine::Inventory& inv, const engine::ResourceMatcher& gpus, const std::vector<MarkedTemplate>& gathered)
+  MemberIndex(const engine::Inventory& inv, const engine::ResourceMatcher& gpus, const engine::Records<MarkedTemplate>& gathered)
       : inv_(inv), gpus_(gpus) {
     for (const auto& k : podgroup_read_kinds())
       for (const engine::Object* o : inv.list(k.group, k.kind)) project_marked(*o, inv.namespace_of(*o), gpus, kept_);
-    for (const std::vector<MarkedTemplate>* list : {static_cast<const std::vector<MarkedTemplate>*>(&kept_), &gathered})
+    for (const engine::Records<MarkedTemplate>* list : {static_cast<const engine::Records<MarkedTemplate>*>(&kept_), &gathered})
       for (const auto& m : *list) {
         by_group_[{m.ns, m.group, m.volcano}].push_back(&m);
         marked_.insert({m.ns, m.kind, m.name});
@@ -160,7 +160,7 @@ class MemberIndex {
  private:
   const engine::Inventory& inv_;
   const engine::ResourceMatcher& gpus_;
-  std::vector<MarkedTemplate> kept_;
+  engine::Records<MarkedTemplate> kept_;
   std::map<std::tuple<std::string, std::string, bool>, std::vector<const MarkedTemplate*>> by_group_;
   std::set<std::tuple<std::string, std::string, std::string>> marked_;
 };

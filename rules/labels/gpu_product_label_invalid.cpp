@@ -243,7 +243,7 @@ struct PendingMig {
 };
 
 struct State final : RuleState {
-  std::vector<PendingMig> mig;
+  engine::Records<PendingMig> mig;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(mig, static_cast<State&>(later).mig); }
 };

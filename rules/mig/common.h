@@ -38,7 +38,7 @@ class Pending final : public engine::RuleState {
   }
 
  private:
-  std::vector<Item> items_;
+  engine::Records<Item> items_;
 };
 
 // The models an entry targets: those its device-filter names (IDs the catalog does not know are

@@ -23,7 +23,7 @@ struct Use {
 };
 
 struct State final : RuleState {
-  std::vector<Use> uses;
+  engine::Records<Use> uses;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(uses, static_cast<State&>(later).uses); }
 };

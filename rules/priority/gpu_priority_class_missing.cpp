@@ -22,7 +22,7 @@ struct Template {
 };
 
 struct State final : RuleState {
-  std::vector<Template> templates;
+  engine::Records<Template> templates;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(templates, static_cast<State&>(later).templates); }
 };

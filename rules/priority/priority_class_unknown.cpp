@@ -20,7 +20,7 @@ struct Ref {
 };
 
 struct State final : RuleState {
-  std::vector<Ref> refs;
+  engine::Records<Ref> refs;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(refs, static_cast<State&>(later).refs); }
 };

@@ -21,7 +21,7 @@ struct Pending {
 };
 
 struct State final : RuleState {
-  std::vector<Pending> pending;
+  engine::Records<Pending> pending;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(pending, static_cast<State&>(later).pending); }
 };

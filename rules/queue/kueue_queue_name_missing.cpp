@@ -23,7 +23,7 @@ struct Unlabelled {
 };
 
 struct State final : RuleState {
-  std::vector<Unlabelled> unlabelled;
+  engine::Records<Unlabelled> unlabelled;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(unlabelled, static_cast<State&>(later).unlabelled); }
 };

@@ -62,7 +62,7 @@ struct Template {
 };
 
 struct State final : RuleState {
-  std::map<std::string, std::vector<Template>, std::less<>> namespaces;
+  std::map<std::string, engine::Records<Template>, std::less<>> namespaces;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override {
     for (auto& [ns, templates] : static_cast<State&>(later).namespaces) engine::append(namespaces[ns], templates);
@@ -194,7 +194,7 @@ spec:
     const Inventory& inv = ctx.inventory();
     auto& state = *static_cast<State*>(ctx.state());
     const auto& gpus = ctx.settings().gpu_resources;
-    static const std::vector<Template> kNone;
+    static const Records<Template> kNone;
 
     // What each LimitRange does to each GPU resource, by namespace and resource, in listing order.
     struct Source {
@@ -235,7 +235,7 @@ spec:
       const std::string ns(key.first);
       const std::string& r = list.front().g->resource;
       auto it = state.namespaces.find(ns);
-      const std::vector<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
+      const Records<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
       // The LimitRanger applies every LimitRange in turn, and a later one finds the resource already
       // set: the first one that defaults it is the one each pod gets. Each template is reported
       // once, naming it; every LimitRange is reported on itself.

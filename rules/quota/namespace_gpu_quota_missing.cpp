@@ -22,7 +22,7 @@ struct Workload {
 };
 
 struct NamespaceUse {
-  std::vector<Workload> workloads;         // GPU workloads, in input order
+  engine::Records<Workload> workloads;     // GPU workloads, in input order
   std::set<std::string> resources;         // GPU resources they ask for
 };
 

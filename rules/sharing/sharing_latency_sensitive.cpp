@@ -26,8 +26,8 @@ struct Pending {
 };
 
 struct State final : RuleState {
-  std::vector<Pending> pending;  // selects a device-plugin config by node label
-  std::vector<Pending> unpinned;  // requests a whole GPU and selects no device-plugin config
+  engine::Records<Pending> pending;  // selects a device-plugin config by node label
+  engine::Records<Pending> unpinned;  // requests a whole GPU and selects no device-plugin config
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override {
     auto& l = static_cast<State&>(later);

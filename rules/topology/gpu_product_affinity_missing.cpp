@@ -33,7 +33,7 @@ struct Unpinned {
 };
 
 struct State final : RuleState {
-  std::vector<Unpinned> unpinned;
+  engine::Records<Unpinned> unpinned;
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override { engine::append(unpinned, static_cast<State&>(later).unpinned); }
 };
