@@ -242,7 +242,9 @@ spec:
       const Source& first = list.front();
       const std::string lr_name = "LimitRange " + ns + "/" + first.lr->name +
                                   (list.size() > 1 ? " (the first of " + std::to_string(list.size()) + " that default " + r + ")" : "");
-      std::vector<std::string> affected;
+      // The templates it gives the resource to: how many, and the first three by name.
+      size_t affected = 0;
+      std::vector<std::string> shown;
       for (const auto& tpl : templates) {
         std::vector<std::string> receivers;
         const size_t total = tpl.init.size() + tpl.regular.size();
@@ -251,20 +253,17 @@ spec:
             if (!c.find(r)) receivers.push_back(describe(Container{nullptr, "", c.name, c.kind}));
         if (receivers.empty()) continue;
         if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
-        affected.push_back(tpl.what());
+        if (++affected <= 3) shown.push_back(tpl.what());
         report_template(ctx, tpl, receivers, total, first.effect, *first.g, lr_name);
       }
 
       std::string here;
-      if (!affected.empty()) {
-        std::vector<std::string> shown(affected.begin(), affected.begin() + std::min<size_t>(affected.size(), 3));
-        here = "; in this namespace: " + join(shown) + (affected.size() > 3 ? " and " + std::to_string(affected.size() - 3) + " more" : "");
-      }
+      if (affected > 0) here = "; in this namespace: " + join(shown) + (affected > 3 ? " and " + std::to_string(affected - 3) + " more" : "");
       for (const Source& src : list) {
         if (!ctx.in_focus(*src.lr)) continue;  // a finding out of focus is not wanted: skip its message
         const Effect effect = src.effect;
         const quota::GpuLimits& g = *src.g;
-        if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected.empty()) continue;
+        if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected == 0) continue;
         const std::string d = g.eff_default ? g.eff_default->to_string() : "";
         switch (effect) {
           case Effect::explicit_default:
