@@ -83,7 +83,7 @@ void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exi
     opts->shutdown_delay_ms = static_cast<int>(*delay_s * 1000);
     opts->grace_period_ms = static_cast<int>(*grace_s * 1000);
     opts->min_threads = std::min<size_t>(8, opts->max_threads);
-    engine::use_small_pages();
+    engine::use_server_memory();
     exit_code = webhook::serve(registry, *opts);
   });
 }

@@ -10,10 +10,12 @@ namespace gpuguard::engine {
 // webhook's pool shrinks): jemalloc purges every arena, glibc trims its heaps.
 void release_free_memory();
 
-// For a long-lived process (the webhook): no transparent huge pages from here on. jemalloc asks for
-// them (engine/memory.cpp), which suits a linter's one pass over its memory; a server keeps RSS
-// that huge pages would round up (a loaded webhook with a 10,000-object state: 29 MiB without,
-// 62 MiB with them).
-void use_small_pages();
+// For a long-lived process (the webhook), called before it serves: no transparent huge pages from
+// here on, and freed pages go back to the system after kServerDirtyDecayMs. The defaults
+// (engine/memory.cpp) suit the linter's one pass over its memory: huge pages, and freed pages kept
+// for reuse. A server would hold RSS that huge pages round up (a loaded webhook with a
+// 10,000-object state: 29 MiB without, 62 MiB with them) and never give back what a burst freed.
+void use_server_memory();
+inline constexpr long kServerDirtyDecayMs = 1000;
 
 }  // namespace gpuguard::engine
