@@ -2,7 +2,8 @@
 # Lint throughput against its floor (issue 9): `gpuguard lint --complete` with every rule over a
 # generated GPU-cluster manifest set of N objects, against bench/floor, which only parses the same
 # files with libyaml's event API. Each figure is the best of REPEAT runs; the ratios compare runs
-# made here, now, on this machine (an absolute time on a shared machine is not a result).
+# made here, now, on this machine (an absolute time on a shared machine is not a result). Last, how
+# much two threads can gain on this machine now: two floors at once against one alone.
 #
 #   bench/lint.sh BUILD_DIR [N...]        (default N: 1000 10000 100000; REPEAT=3)
 set -euo pipefail
