@@ -11,7 +11,6 @@
 #include <tuple>
 #include <unordered_map>
 
-
 namespace gpuguard::engine {
 
 std::set<KindRef> kinds_read(const Registry& registry, const Config& config) {
