@@ -619,8 +619,10 @@ Result Evaluation::finish() {
   m.focused.clear();
   m.pending.clear();
   std::jthread freeing;
-  if (jobs > 1) freeing = std::jthread([kept = std::move(m.inventory)]() mutable { kept = Inventory(); });
-  m.inventory = Inventory();
+  if (m.options.teardown) {
+    if (jobs > 1) freeing = std::jthread([kept = std::move(m.inventory)]() mutable { kept = Inventory(); });
+    m.inventory = Inventory();
+  }
   m.exemptions.clear();
   Result r;
   if (m.findings.size() == 1) {

@@ -38,6 +38,10 @@ struct EvalOptions {
   // Whether findings carry their fixes (false: the validating webhook, which never sends them;
   // rules may skip building them, and the findings are otherwise the same).
   bool fixes = true;
+  // Whether finish() frees the kept objects (before it sorts the findings, so a large run's peak
+  // does not hold both). False for a process that ends after its report (`lint` outside the
+  // sanitizer builds): they are left to the evaluation's destructor, or to the end of the process.
+  bool teardown = true;
 };
 
 struct Result {

@@ -236,6 +236,36 @@ TEST_CASE("the webhook's view: cross-object LimitRange rules report on the admit
   CHECK(r.findings[0].pointer == "/spec/limits/0/max/nvidia.com~1gpu");
 }
 
+TEST_CASE("finish frees the kept objects unless told to leave them to the end of the process") {
+  const std::string yaml =
+      "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: team-a}\n"
+      "spec: {limits: [{type: Container, default: {nvidia.com/gpu: 1}}]}\n"
+      "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: team-a}\nspec: {hard: {requests.nvidia.com/gpu: 4}}\n"
+      "---\n" + bad_pod();
+  Config config = default_config(gpuguard::test::registry());
+  std::vector<std::string> reports;
+  for (bool teardown : {true, false})
+    for (unsigned jobs : {1u, 2u}) {
+      CAPTURE(teardown);
+      CAPTURE(jobs);
+      EvalOptions eo;
+      eo.complete = true;
+      eo.jobs = jobs;
+      eo.teardown = teardown;
+      Evaluation eval(gpuguard::test::registry(), config, eo);
+      for (auto& o : gpuguard::test::load_objects(yaml)) eval.add(std::move(o));
+      const size_t kept = eval.inventory().size();
+      CHECK(kept >= 2);  // the LimitRange and the ResourceQuota, read by cross-object rules
+      Result r = eval.finish();
+      CHECK(eval.inventory().size() == (teardown ? 0 : kept));
+      std::string report;
+      for (const auto& f : r.findings) report += f.rule + " " + f.pointer + " " + f.message + "\n";
+      CHECK(!r.findings.empty());
+      reports.push_back(report);
+    }
+  for (const auto& report : reports) CHECK(report == reports.front());
+}
+
 TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and leaves it as it was") {
   const json object = json::parse(R"({"spec": {"name": "a", "n": 1, "list": [1, {"k": "v"}], "empty": null,
                                               "tolerations": [{"key": "x"}]}, "kind": "Pod"})");
