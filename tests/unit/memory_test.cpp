@@ -28,7 +28,6 @@ ssize_t read_decay(const std::string& name) {
   size_t size = sizeof value;
   return mallctl(name.c_str(), &value, &size, nullptr, 0) == 0 ? value : -2;
 }
-#endif
 
 // Runs `body` in a child process; its exit code (0: every expectation held, else the failed one's number).
 int in_child(int (*body)()) {
@@ -38,6 +37,7 @@ int in_child(int (*body)()) {
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 }
+#endif
 
 }  // namespace
 
