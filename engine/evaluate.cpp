@@ -613,17 +613,12 @@ Result Evaluation::finish() {
   }
   // Nothing reads the kept objects after the cross-object phase: free them before the findings
   // are sorted and reported (the peak of a large run), unless the caller leaves them to the end
-  // of the process (EvalOptions::teardown); with threads to spare, on another thread while this
-  // one gathers and sorts the findings. (Purging the freed pages back to the system
+  // of the process (EvalOptions::teardown: `lint`). (Purging the freed pages back to the system
   // here, as this once did, lowered the peak of 100,000 objects by 3 MiB of 300 and cost 7 % more
   // page faults: the report's allocations faulted them in again.)
   m.focused.clear();
   m.pending.clear();
-  std::jthread freeing;
-  if (m.options.teardown) {
-    if (jobs > 1) freeing = std::jthread([kept = std::move(m.inventory)]() mutable { kept = Inventory(); });
-    m.inventory = Inventory();
-  }
+  if (m.options.teardown) m.inventory = Inventory();
   m.exemptions.clear();
   Result r;
   if (m.findings.size() == 1) {

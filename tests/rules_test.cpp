@@ -324,6 +324,23 @@ TEST_CASE("messages that gather several quotas or LimitRanges of a namespace") {
   CHECK(std::count_if(lr.begin(), lr.end(), [](const std::string& m) { return m.find("in namespace team-b") != std::string::npos; }) == 1);
 }
 
+TEST_CASE("limitrange-gpu-default-injection names the first three affected workloads on the LimitRange") {
+  std::string yaml =
+      "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: team-a}\n"
+      "spec: {limits: [{type: Container, default: {nvidia.com/gpu: 1}}]}\n";
+  for (int i = 0; i < 5; ++i)
+    yaml += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p" + std::to_string(i) +
+            ", namespace: team-a}\nspec: {containers: [{name: app, image: x}, {name: proxy, image: x}]}\n";
+  test::LintOptions o;
+  o.complete = true;
+  o.only_rules = {"limitrange-gpu-default-injection"};
+  const auto r = test::lint(yaml, o);
+  REQUIRE(r.findings.size() == 6);  // the five pods and the LimitRange
+  const auto lr = std::find_if(r.findings.begin(), r.findings.end(), [](const auto& f) { return f.object.kind() == "LimitRange"; });
+  REQUIRE(lr != r.findings.end());
+  CHECK(lr->message.ends_with("; in this namespace: Pod team-a/p0, Pod team-a/p1 and Pod team-a/p2 and 2 more"));
+}
+
 TEST_CASE("each rule's documented examples: the bad one fires, the good one does not") {
   for (const auto* r : test::registry().rules()) {
     const auto& info = r->info();
