@@ -1,4 +1,5 @@
 #include "engine/evaluate.h"
+#include "engine/memory.h"
 
 #include <algorithm>
 #include <atomic>
@@ -143,7 +144,7 @@ using CheckFindings = std::vector<std::pair<uint32_t, Finding>>;  // rule index,
 struct Precheck {
   const Evaluation::Impl* owner = nullptr;
   bool sharded = false;          // the mergeable rules were checked too
-  std::shared_ptr<Shard> shard;  // on the run's last object: their states, merged by `add`
+  std::shared_ptr<Shard> shard;  // on the run's first object: their states, merged by `add`
   std::string ns;
   ObjectRef ref;
   std::optional<Exemptions> exemptions;
@@ -463,19 +464,33 @@ void Evaluation::Impl::check(const Object& obj, const ObjectRef& ref, const std:
   for (auto& [i, f] : found) push(i, std::move(f));
 }
 
-void Evaluation::precheck(std::span<Object> objects, uint32_t first_id) const {
+void Evaluation::precheck(std::span<Object> objects, size_t from, uint32_t first_id) const {
   const Impl& m = *impl_;
-  auto shard = std::make_shared<Shard>();
-  shard->states.resize(m.plan->rules().size());
   const bool rules = !m.options.focus_on_added;  // focused evaluations check in finish()
-  for (size_t k = 0; k < objects.size(); ++k) {
+  if (objects.empty() || from >= objects.size()) return;
+  // The run's states go with its first object: made with it, found there by the later calls.
+  std::shared_ptr<Shard> shard;
+  if (rules && from == 0) {
+    shard = std::make_shared<Shard>();
+    shard->states.resize(m.plan->rules().size());
+  } else if (rules && objects.front().precheck) {
+    shard = objects.front().precheck->shard;
+  }
+  for (size_t k = from; k < objects.size(); ++k) {
     Object& obj = objects[k];
     obj.id = first_id + static_cast<uint32_t>(k);
     auto p = std::make_shared<Precheck>();
-    m.precheck(obj, *p, rules, rules ? shard.get() : nullptr);
+    m.precheck(obj, *p, rules, shard.get());
+    const bool done_with = rules && !m.keeps(obj) &&
+                           std::ranges::all_of(m.plan->seeing(obj), [&](uint32_t i) { return m.checked_ahead(i, *p); });
+    if (done_with) {
+      obj.views.reset();  // they point into the body
+      dispose(obj.body);
+      obj.positions.reset();
+    }
     obj.precheck = std::move(p);
   }
-  if (rules && !objects.empty()) objects.back().precheck->shard = std::move(shard);
+  if (from == 0 && shard) objects.front().precheck->shard = std::move(shard);
 }
 
 uint32_t Evaluation::add(Object&& added) {
@@ -589,7 +604,9 @@ Result Evaluation::finish() {
     std::atomic<size_t> next{0};
     std::mutex mu;
     std::condition_variable cv;
+    const unsigned arena = current_arena();
     auto worker = [&] {
+      use_arena(arena);  // the findings are freed and the pages reused on this thread (engine/memory.h)
       for (size_t i; (i = next.fetch_add(1)) < n;) {
         run(i);
         {

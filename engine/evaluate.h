@@ -123,13 +123,16 @@ class Evaluation {
   // (mutate() then takes its body back instead of copying it for the next round).
   uint32_t add(std::shared_ptr<Object> obj);
   // The part of `add` that needs no input order, done ahead on another thread (`lint --jobs`; safe
-  // to call concurrently, for different objects, with itself and with `add`) for a run of
-  // consecutive objects: their ids (`first_id`: how many objects are added before them), identity
+  // to call concurrently, for different runs, with itself and with `add`) for a run of consecutive
+  // objects, as they are parsed: `objects` is the run so far, of which those from `from` on are
+  // checked now, and `first_id` is how many objects are added before the run. Their ids, identity
   // and exemptions, the checks of every rule that keeps no state, and those of rules whose state
   // can be merged (RuleState::mergeable), into a state of the run's own that `add` merges into the
-  // rule's when it adds the run's last object. `add` then runs only the other rules, in input
-  // order. Findings are the same either way.
-  void precheck(std::span<Object> objects, uint32_t first_id) const;
+  // rule's when it adds the run's first object (by then the whole run is checked). `add` then runs
+  // only the other rules, in input order. Findings are the same either way. An object that will
+  // not be kept and that no rule has left to `add` is done with here: its body, views and positions
+  // are freed at once, on the thread and while the caches that parsed it are warm.
+  void precheck(std::span<Object> objects, size_t from, uint32_t first_id) const;
   // Diagnostics found while loading the input, kept with the result.
   void add_diagnostics(std::vector<Diagnostic> diags);
   // Runs the cross-object phase and returns everything found.

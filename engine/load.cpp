@@ -1,4 +1,5 @@
 #include "engine/load.h"
+#include "engine/memory.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -238,7 +239,7 @@ std::vector<size_t> split_points(const std::string& text, size_t parts) {
 
 void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
                  const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                 const std::function<void(std::span<Object>, size_t)>& on_parsed) {
+                 const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed) {
   if (jobs <= 1) {
     uint32_t index = 0;
     for (const auto& in : inputs) load_input(in, index++, options, on_object, diags);
@@ -289,7 +290,9 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
   std::condition_variable cv;
   // Units handed to workers, taken by the consumer, and done with (their objects are in `spent`).
   size_t next = 0, consumed = 0, retired = 0;
+  const unsigned arena = current_arena();
   auto worker = [&] {
+    use_arena(arena);  // what one thread frees, the others reuse (engine/memory.h)
     for (;;) {
       size_t u = units.size();
       std::vector<std::vector<Object>> free_now;
@@ -305,7 +308,25 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
       if (u == units.size()) continue;  // only freed objects: wait for more
       Parsed p;
       const Unit& unit = units[u];
-      auto collect = [&](Object&& o) { p.objects.push_back(std::move(o)); };
+      // Objects are checked ahead (on_parsed) as they are parsed, once the unit's start is known:
+      // it is when the units before it are parsed, which for the oldest unit in work is at once.
+      std::optional<Start> start;
+      size_t ahead = 0;  // objects of p handed to on_parsed
+      auto check_ahead = [&](bool wait) {
+        if (!start) {
+          std::unique_lock lock(mu);
+          if (wait) cv.wait(lock, [&] { return starts[u].has_value(); });
+          if (starts[u]) start = *starts[u];
+        }
+        if (!start || ahead == p.objects.size()) return;
+        for (size_t k = ahead; k < p.objects.size(); ++k) p.objects[k].document += start->document;
+        if (on_parsed) on_parsed(p.objects, ahead, start->object);
+        ahead = p.objects.size();
+      };
+      auto collect = [&](Object&& o) {
+        p.objects.push_back(std::move(o));
+        check_ahead(false);
+      };
       if (unit.text) {
         if (unit.begin < unit.end || unit.first_part)
           p.documents = load_text(std::string_view(*unit.text).substr(unit.begin, unit.end - unit.begin), unit.source, options,
@@ -315,19 +336,11 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
         if (read_input(inputs[unit.input], options, buffer.text(), p.diags))
           p.documents = load_text(buffer.text(), unit.source, options, collect, p.diags);
       }
-      Start start;
-      {
-        std::unique_lock lock(mu);
-        cv.wait(lock, [&] { return starts[u].has_value(); });
-        start = *starts[u];
-        const bool next_is_new_input = u + 1 >= units.size() || units[u + 1].first_part;
-        starts[u + 1] = Start{start.object + p.objects.size(), next_is_new_input ? 0 : start.document + p.documents};
-      }
-      cv.notify_all();
-      for (auto& o : p.objects) o.document += start.document;
-      if (on_parsed) on_parsed(p.objects, start.object);
+      check_ahead(true);
       {
         std::lock_guard lock(mu);
+        const bool next_is_new_input = u + 1 >= units.size() || units[u + 1].first_part;
+        starts[u + 1] = Start{start->object + p.objects.size(), next_is_new_input ? 0 : start->document + p.documents};
         results[u] = std::move(p);
       }
       cv.notify_all();

@@ -44,12 +44,13 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
 // Every input, parsed by `jobs` threads: whole files, and parts of a large file split at its
 // document markers. `on_object` is called on the calling thread, in input order, as the
 // sequential load would call it; so are diagnostics appended. `on_parsed`, when given and
-// jobs > 1, is called first on the thread that parsed them with the objects of one part and the
-// index of the first in the whole run (how many objects come before it), so work that needs no
-// order (Evaluation::precheck) runs in parallel too. Memory stays bounded: only a few parsed parts
-// wait at a time.
+// jobs > 1, is called first on the thread that parses them, as they are parsed, so that work that
+// needs no order (Evaluation::precheck) runs in parallel too, while the object is fresh in that
+// thread's caches: with the objects of one part parsed so far, the index of the first not handed
+// over before, and the index of the part's first object in the whole run (how many objects come
+// before it). Memory stays bounded: only a few parsed parts wait at a time.
 void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
                  const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                 const std::function<void(std::span<Object>, size_t)>& on_parsed = {});
+                 const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed = {});
 
 }  // namespace gpuguard::engine

