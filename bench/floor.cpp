@@ -25,13 +25,13 @@ int main(int argc, char** argv) {
   std::string text;
   for (const auto& p : paths) {
     std::error_code ec;
-    text.resize(static_cast<size_t>(std::filesystem::file_size(p, ec)));
-    FILE* f = std::fopen(p.c_str(), "rb");
-    if (ec || !f) {
+    const auto size = std::filesystem::file_size(p, ec);
+    FILE* f = ec ? nullptr : std::fopen(p.c_str(), "rb");
+    if (!f) {
       std::fprintf(stderr, "cannot read %s\n", p.c_str());
-      if (f) std::fclose(f);
       return 1;
     }
+    text.resize(static_cast<size_t>(size));
     text.resize(std::fread(text.data(), 1, text.size(), f));
     std::fclose(f);
     yaml_parser_t parser;
