@@ -84,13 +84,13 @@ void write_sarif(const engine::Result& result, const ReportContext& ctx, std::os
   for (const auto* r : ctx.registry->rules()) {
     const auto& i = r->info();
     index[i.id] = rules.size();
-    std::string full = i.rationale;
+    const std::string full = i.full_rationale();
     rules.push_back({
         {"id", i.id},
         {"name", pascal(i.id)},
         {"shortDescription", {{"text", i.summary + "."}}},
         {"fullDescription", {{"text", full}}},
-        {"help", {{"text", i.remediation}, {"markdown", "**Why.** " + i.rationale + "\n\n**What to do.** " + i.remediation}}},
+        {"help", {{"text", i.remediation}, {"markdown", "**Why.** " + full + "\n\n**What to do.** " + i.remediation}}},
         {"helpUri", rules::rule_help_uri(i)},
         {"defaultConfiguration", {{"level", sarif_level(i.severity)}}},
         {"properties", {{"tags", json::array({"kubernetes", "gpu", i.category})}, {"seedSection", i.seed}}},

@@ -56,6 +56,10 @@ struct RuleInfo {
   std::string seed;            // section of the seed's checklist ("9.5")
   std::string summary;         // one line, no trailing period
   std::string rationale;       // markdown
+  // The rest of the rationale, made only when it is shown (mig-profile-unknown's table of the
+  // compiled-in MIG catalog: parsing that catalog was a third of the program's start-up, and most
+  // runs show no rationale and meet no MIG config).
+  std::string (*rationale_more)() = nullptr;
   std::string remediation;     // markdown
   std::vector<std::string> facts;  // the facts the rule rests on, with their upstream sources
   std::vector<ParamSpec> params;
@@ -69,6 +73,8 @@ struct RuleInfo {
   bool has_fix = false;
   std::string example_bad;     // YAML that fires (tested)
   std::string example_good;    // YAML that does not (tested)
+
+  [[nodiscard]] std::string full_rationale() const { return rationale_more ? rationale + rationale_more() : rationale; }
 };
 
 // A rule's resolved parameters (validated when the config was loaded).

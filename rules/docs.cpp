@@ -86,7 +86,7 @@ std::string rule_page_markdown(const Rule& rule) {
     << "| Fix | " << (i.has_fix ? "yes: `gpuguard mutate` and the mutating webhook apply it" : "no") << " |\n"
     << "| Needs the whole cluster | " << (i.needs_complete ? "yes (`--complete`, or the webhook's state)" : "no") << " |\n";
   if (!i.reads.empty()) o << "| Reads | " << reads_list(i) << " |\n";
-  o << "\n## Why\n\n" << i.rationale << "\n\n## What to do\n\n" << i.remediation << "\n";
+  o << "\n## Why\n\n" << i.full_rationale() << "\n\n## What to do\n\n" << i.remediation << "\n";
   if (!i.params.empty()) {
     o << "\n## Parameters\n\n| Name | Type | Default | Meaning |\n|---|---|---|---|\n";
     for (const auto& p : i.params)
@@ -107,7 +107,7 @@ std::string rule_explain_text(const Rule& rule) {
   std::ostringstream o;
   o << i.id << " (" << engine::to_string(i.severity) << ", " << i.category << ", seed " << i.seed << ")\n"
     << "  " << i.summary << ".\n\n"
-    << "Why:\n" << i.rationale << "\n\n"
+    << "Why:\n" << i.full_rationale() << "\n\n"
     << "What to do:\n" << i.remediation << "\n";
   if (i.has_fix) o << "\nFix: yes (gpuguard mutate, and the mutating webhook)\n";
   if (i.needs_complete) o << "Needs the whole cluster: yes (--complete, or the webhook's state)\n";

@@ -30,8 +30,8 @@ class MigProfileUnknown final : public Rule {
         "catalog offers it, or when no single GPU offers all the entry's profiles together.\n\n"
         "The catalog is compiled in from `rules/data/mig-gpus.yaml`; `.gpuguard.yaml` can add GPU "
         "models under `mig.gpus` (same format) without a rebuild. Entries marked *inferred* rest on "
-        "inferences of the facts (DERIVED/UNVERIFIED), not on NVIDIA's tables:\n\n" +
-        mig::catalog_markdown();
+        "inferences of the facts (DERIVED/UNVERIFIED), not on NVIDIA's tables:\n\n";
+    info_.rationale_more = &mig::catalog_markdown;
     info_.remediation =
         "Use the profile names of the targeted GPU (`nvidia-smi mig -lgip` on the node lists them), or "
         "fix the `device-filter`. For a GPU the catalog does not know yet, add it under `mig.gpus` in "

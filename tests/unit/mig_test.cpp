@@ -85,6 +85,11 @@ TEST_CASE("mig catalog: the built-in data parses and covers every GPU of the fac
   CHECK(cat.known_profile("7g.189gb"));
   CHECK_FALSE(cat.known_profile("3g.30gb"));
   CHECK(mig::catalog_markdown().find("**(inferred)**") != std::string::npos);
+  // mig-profile-unknown's rationale shows the catalog, made only when the rationale is shown.
+  const auto* rule = gpuguard::test::registry().find("mig-profile-unknown");
+  REQUIRE(rule != nullptr);
+  CHECK(rule->info().rationale.find("| GPU model |") == std::string::npos);
+  CHECK(rule->info().full_rationale() == rule->info().rationale + mig::catalog_markdown());
 }
 
 TEST_CASE("mig solver: every combination of facts/nvidia.md §1.2 on a 7-slice GPU") {
