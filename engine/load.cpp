@@ -311,13 +311,14 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
       // Objects are checked ahead (on_parsed) as they are parsed, once the unit's start is known:
       // it is when the units before it are parsed, which for the oldest unit in work is at once.
       std::optional<Start> start;
+      auto learn_start = [&](bool wait) {
+        if (start) return;
+        std::unique_lock lock(mu);
+        if (wait) cv.wait(lock, [&] { return starts[u].has_value(); });
+        if (starts[u]) start = *starts[u];
+      };
       size_t ahead = 0;  // objects of p handed to on_parsed
-      auto check_ahead = [&](bool wait) {
-        if (!start) {
-          std::unique_lock lock(mu);
-          if (wait) cv.wait(lock, [&] { return starts[u].has_value(); });
-          if (starts[u]) start = *starts[u];
-        }
+      auto check_ahead = [&] {
         if (!start || ahead == p.objects.size()) return;
         for (size_t k = ahead; k < p.objects.size(); ++k) p.objects[k].document += start->document;
         if (on_parsed) on_parsed(p.objects, ahead, start->object);
@@ -325,7 +326,8 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
       };
       auto collect = [&](Object&& o) {
         p.objects.push_back(std::move(o));
-        check_ahead(false);
+        learn_start(false);
+        check_ahead();
       };
       if (unit.text) {
         if (unit.begin < unit.end || unit.first_part)
@@ -336,11 +338,18 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
         if (read_input(inputs[unit.input], options, buffer.text(), p.diags))
           p.documents = load_text(buffer.text(), unit.source, options, collect, p.diags);
       }
-      check_ahead(true);
+      // The next unit's start is known now: published before the objects still unchecked (those
+      // parsed before this unit's start was known) are checked.
+      learn_start(true);
       {
         std::lock_guard lock(mu);
         const bool next_is_new_input = u + 1 >= units.size() || units[u + 1].first_part;
         starts[u + 1] = Start{start->object + p.objects.size(), next_is_new_input ? 0 : start->document + p.documents};
+      }
+      cv.notify_all();
+      check_ahead();
+      {
+        std::lock_guard lock(mu);
         results[u] = std::move(p);
       }
       cv.notify_all();
