@@ -128,10 +128,11 @@ class Evaluation {
   // checked now, and `first_id` is how many objects are added before the run. Their ids, identity
   // and exemptions, the checks of every rule that keeps no state, and those of rules whose state
   // can be merged (RuleState::mergeable), into a state of the run's own that `add` merges into the
-  // rule's when it adds the run's first object (by then the whole run is checked). `add` then runs
-  // only the other rules, in input order. Findings are the same either way. An object that will
-  // not be kept and that no rule has left to `add` is done with here: its body, views and positions
-  // are freed at once, on the thread and while the caches that parsed it are warm.
+  // rule's when it adds the run's first object (so a run is added only once all of it is checked, as
+  // load_inputs does). `add` then runs only the other rules, in input order. Findings are the same
+  // either way. An object that will not be kept and that no rule has left to `add` is done with
+  // here: its body, views and positions are freed at once, on the thread and while the caches that
+  // parsed it are warm.
   void precheck(std::span<Object> objects, size_t from, uint32_t first_id) const;
   // Diagnostics found while loading the input, kept with the result.
   void add_diagnostics(std::vector<Diagnostic> diags);
