@@ -149,6 +149,7 @@ struct Precheck {
   ObjectRef ref;
   std::optional<Exemptions> exemptions;
   CheckFindings findings;        // of the rules checked ahead
+  bool left_to_add = false;      // some rule that sees the object checks it in `add` (input order)
   std::vector<Diagnostic> diagnostics;
 };
 
@@ -440,7 +441,10 @@ void Evaluation::Impl::precheck(const Object& obj, Precheck& out, bool rules, Sh
   out.ref = make_ref(obj, out.ns);
   if (!rules) return;
   for (uint32_t i : plan->seeing(obj)) {
-    if (!checked_ahead(i, out)) continue;  // in `add`, in input order
+    if (!checked_ahead(i, out)) {
+      out.left_to_add = true;  // in `add`, in input order
+      continue;
+    }
     RuleState* state = nullptr;
     if (plan->has_state(i)) {
       if (!shard->states[i]) shard->states[i] = plan->rules()[i]->make_state();
@@ -467,7 +471,7 @@ void Evaluation::Impl::check(const Object& obj, const ObjectRef& ref, const std:
 void Evaluation::precheck(std::span<Object> objects, size_t from, uint32_t first_id) const {
   const Impl& m = *impl_;
   const bool rules = !m.options.focus_on_added;  // focused evaluations check in finish()
-  if (objects.empty() || from >= objects.size()) return;
+  if (from >= objects.size()) return;
   // The run's states go with its first object: made with it, found there by the later calls.
   std::shared_ptr<Shard> shard;
   if (rules && from == 0) {
@@ -481,9 +485,7 @@ void Evaluation::precheck(std::span<Object> objects, size_t from, uint32_t first
     obj.id = first_id + static_cast<uint32_t>(k);
     auto p = std::make_shared<Precheck>();
     m.precheck(obj, *p, rules, shard.get());
-    const bool done_with = rules && !m.keeps(obj) &&
-                           std::ranges::all_of(m.plan->seeing(obj), [&](uint32_t i) { return m.checked_ahead(i, *p); });
-    if (done_with) {
+    if (rules && !p->left_to_add && !m.keeps(obj)) {  // done with
       obj.views.reset();  // they point into the body
       dispose(obj.body);
       obj.positions.reset();
