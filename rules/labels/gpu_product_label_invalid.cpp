@@ -117,8 +117,12 @@ ProductValue split_product(std::string_view v) {
 }
 
 // Why GFD can never write `value` as a product label, and the nearest real value; nullopt when it may.
-std::optional<std::pair<std::string, std::string>> product_problem(const std::string& value) {
+std::optional<std::pair<std::string, std::string>> product_problem(std::string_view value_view) {
   const auto& known = known_products();
+  // A known product as GFD writes it, the common case: nothing to look at. (Known products are
+  // sanitised already and carry no -MIG-/-SHARED suffix, so every test below would pass.)
+  if (std::find(known.begin(), known.end(), value_view) != known.end()) return std::nullopt;
+  const std::string value(value_view);
   // (a) characters GFD's sanitiser deletes, spaces it turns into dashes.
   if (value.empty()) return std::nullopt;
   auto keeps = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; };
@@ -341,22 +345,26 @@ spec:
         const bool mig_key = r.key.starts_with("nvidia.com/mig-");
         if (r.key == "nvidia.com/gpu.product" || (mig_key && r.key.ends_with(".product"))) {
           if (!r.positive() || std::find(extra.begin(), extra.end(), r.value) != extra.end()) continue;
-          if (auto p = product_problem(r.value))
-            ctx.report(r.pointer, r.key + "=" + r.value + " never matches a node: " + p->first +
-                                      (p->second.empty() || p->second == r.value ? "" : "; did you mean `" + p->second + "`?"));
+          if (auto p = product_problem(r.value)) {
+            const std::string value(r.value);
+            ctx.report(r.pointer(), std::string(r.key) + "=" + value + " never matches a node: " + p->first +
+                                        (p->second.empty() || p->second == value ? "" : "; did you mean `" + p->second + "`?"));
+          }
         } else if (r.key == "nvidia.com/gpu.memory" || (mig_key && r.key.ends_with(".memory"))) {
           const bool range = r.op == "Gt" || r.op == "Lt";
           if (!r.positive() && !range) continue;
-          if (!all_digits(r.value))
-            ctx.report(r.pointer, r.key + " " + (range ? r.op + " " : "= ") + r.value +
-                                      (range ? " is refused by the API server (Gt/Lt need an integer)"
-                                             : " never matches a node") +
-                                      ": GFD writes the GPU's total memory in MiB as a plain integer" + memory_hint(r.key, r.value));
-          else if (!range && r.value.size() < 5 && std::stoi(r.value) < 1024)
-            ctx.report(r.pointer, r.key + "=" + r.value + " never matches a node: GFD writes memory in MiB and no GPU has less "
-                                      "than 1024 MiB; " + r.value + " looks like a size in GB" + memory_hint(r.key, r.value + "GB"));
+          const std::string key(r.key), op(r.op), value(r.value);
+          if (!all_digits(value))
+            ctx.report(r.pointer(), key + " " + (range ? op + " " : "= ") + value +
+                                        (range ? " is refused by the API server (Gt/Lt need an integer)"
+                                               : " never matches a node") +
+                                        ": GFD writes the GPU's total memory in MiB as a plain integer" + memory_hint(key, value));
+          else if (!range && value.size() < 5 && std::stoi(value) < 1024)
+            ctx.report(r.pointer(), key + "=" + value + " never matches a node: GFD writes memory in MiB and no GPU has less "
+                                        "than 1024 MiB; " + value + " looks like a size in GB" + memory_hint(key, value + "GB"));
         } else if (r.key == "nvidia.com/mig.config" && r.positive() && !r.value.empty()) {
-          static_cast<State*>(ctx.state())->mig.push_back({ctx.ref(), r.pointer, ctx.position_of(r.pointer), r.value});
+          const std::string pointer = r.pointer();
+          static_cast<State*>(ctx.state())->mig.push_back({ctx.ref(), pointer, ctx.position_of(pointer), std::string(r.value)});
         }
       }
   }

@@ -30,7 +30,7 @@ struct State final : RuleState {
 
 // The kinds Kueue integrates, and where it reads the queue label: the workload's own metadata,
 // or the job template's for a CronJob.
-std::optional<std::string> label_metadata(const Object& obj) {
+std::optional<std::string_view> label_metadata(const Object& obj) {
   const std::string& g = obj.gvk.group;
   const std::string& k = obj.gvk.kind;
   if (g == "batch" && k == "CronJob") return "/spec/jobTemplate/metadata";
@@ -172,7 +172,7 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     auto mp = label_metadata(obj);
     if (!mp || controlled(obj) || !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-    const json* md = obj.body.contains(json::json_pointer(*mp)) ? &obj.body.at(json::json_pointer(*mp)) : nullptr;
+    const json* md = *mp == "/metadata" ? member(obj.body, "metadata") : path(obj.body, {"spec", "jobTemplate", "metadata"});
     const json* labels = md ? member(*md, "labels") : nullptr;
     if (labels && member(*labels, kQueueLabel)) return;
     Unlabelled u;
@@ -180,7 +180,7 @@ spec:
     u.metadata_ptr = *mp;
     u.has_metadata = md && md->is_object();
     u.has_labels = labels && labels->is_object();
-    u.pos = ctx.position_of(u.has_labels ? *mp + "/labels" : *mp);  // a missing one: its parent
+    u.pos = ctx.position_of(u.has_labels ? u.metadata_ptr + "/labels" : u.metadata_ptr);  // a missing one: its parent
     static_cast<State*>(ctx.state())->unlabelled.push_back(std::move(u));
   }
 

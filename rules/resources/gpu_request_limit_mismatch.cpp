@@ -1,6 +1,7 @@
 // gpu-request-limit-mismatch: GPU requests and limits the API server rejects.
 
-#include <set>
+#include <algorithm>
+#include <vector>
 
 #include "engine/quantity.h"
 #include "engine/kinds.h"
@@ -83,18 +84,20 @@ spec:
     return l && l->is_object() ? l : nullptr;
   }
 
-  // Parses one amount; reports it when it is malformed, negative or fractional.
+  // Parses one amount; reports it when it is malformed, negative or fractional (at the pointer
+  // `ptr()` makes: most amounts are fine, and need none).
+  template <typename Ptr>
   static std::optional<Quantity> amount(const json& value, const Container& c, std::string_view name,
-                                        std::string_view kind, const std::string& ptr, CheckContext& ctx) {
+                                        std::string_view kind, const Ptr& ptr, CheckContext& ctx) {
     auto q = Quantity::from_json(value);
     if (q && !q->is_negative() && q->is_integer()) return *q;
     const std::string what = describe(c) + ": " + std::string(name) + " " + std::string(kind) + " " + brief(value);
     if (!q)
-      ctx.report(ptr, what + " is not a valid quantity: " + q.error());
+      ctx.report(ptr(), what + " is not a valid quantity: " + q.error());
     else if (q->is_negative())
-      ctx.report(ptr, what + " must be greater than or equal to 0");
+      ctx.report(ptr(), what + " must be greater than or equal to 0");
     else
-      ctx.report(ptr, what + " must be a whole number: GPUs are not divisible, and the API server rejects the pod (\"must be an integer\")");
+      ctx.report(ptr(), what + " must be a whole number: GPUs are not divisible, and the API server rejects the pod (\"must be an integer\")");
     return std::nullopt;
   }
 
@@ -105,35 +108,39 @@ spec:
     const json* limits = resource_list(*res, "limits");
     const auto& gpus = ctx.settings().gpu_resources;
 
-    std::set<std::string> names;
+    // The GPU resources it names, sorted and distinct (views of the keys of its resources).
+    std::vector<std::string_view> names;
     for (const json* list : {requests, limits})
       if (list)
         for (const auto& [name, v] : list->items())
-          if (gpus.matches(name)) names.insert(name);
+          if (gpus.matches(name) && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+    if (names.empty()) return;
+    std::sort(names.begin(), names.end());
 
     // GPU requests that have no limit; the fix adds them all at once.
     auto missing = [&] {
       json all = json::object();
       if (!requests) return all;
-      for (const auto& name : names)
-        if (member(*requests, name) && !(limits && member(*limits, name))) all[name] = (*requests)[name];
+      for (const auto name : names)
+        if (const json* rq = member(*requests, name); rq && !(limits && member(*limits, name))) all[std::string(name)] = *rq;
       return all;
     };
 
-    for (const auto& name : names) {
-      const std::string rptr = c.pointer + "/resources/requests/" + pointer_escape(name);
-      const std::string lptr = c.pointer + "/resources/limits/" + pointer_escape(name);
-      const json* rq = requests ? member(*requests, name) : nullptr;
-      const json* lm = limits ? member(*limits, name) : nullptr;
-      std::optional<Quantity> rq_q = rq ? amount(*rq, c, name, "request", rptr, ctx) : std::nullopt;
-      std::optional<Quantity> lm_q = lm ? amount(*lm, c, name, "limit", lptr, ctx) : std::nullopt;
+    for (const auto name_view : names) {
+      auto rptr = [&] { return c.pointer + "/resources/requests/" + pointer_escape(name_view); };
+      auto lptr = [&] { return c.pointer + "/resources/limits/" + pointer_escape(name_view); };
+      const json* rq = requests ? member(*requests, name_view) : nullptr;
+      const json* lm = limits ? member(*limits, name_view) : nullptr;
+      std::optional<Quantity> rq_q = rq ? amount(*rq, c, name_view, "request", rptr, ctx) : std::nullopt;
+      std::optional<Quantity> lm_q = lm ? amount(*lm, c, name_view, "limit", lptr, ctx) : std::nullopt;
       if (rq && !lm) {
         if (!rq_q) continue;
+        const std::string name(name_view);
         std::optional<json> fix;
         if (ctx.fixes_wanted())
-          fix = limits ? json::array({{{"op", "add"}, {"path", lptr}, {"value", *rq}}})
+          fix = limits ? json::array({{{"op", "add"}, {"path", lptr()}, {"value", *rq}}})
                        : json::array({{{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing()}}});
-        ctx.report(rptr,
+        ctx.report(rptr(),
                    describe(c) + " requests " + name + ": " + rq_q->to_string() +
                        " without a limit; the API server rejects the pod (\"Limit must be set for non overcommitable "
                        "resources\"): set limits." + name + " to " + rq_q->to_string() + ", or give only the limit",
@@ -141,9 +148,10 @@ spec:
         continue;
       }
       if (rq_q && lm_q && *rq_q != *lm_q) {
-        ctx.report(rptr, describe(c) + ": " + name + " request " + rq_q->to_string() + " differs from its limit " +
-                             lm_q->to_string() + "; GPUs cannot be overcommitted and the API server rejects the pod (\"must be equal to " +
-                             name + " limit\")");
+        const std::string name(name_view);
+        ctx.report(rptr(), describe(c) + ": " + name + " request " + rq_q->to_string() + " differs from its limit " +
+                               lm_q->to_string() + "; GPUs cannot be overcommitted and the API server rejects the pod (\"must be equal to " +
+                               name + " limit\")");
       }
     }
   }

@@ -91,12 +91,9 @@ spec:
     const auto& labels = ctx.params().strings("topologyNodeLabels");
     auto is_label = [&](std::string_view k) { return std::find(labels.begin(), labels.end(), k) != labels.end(); };
     for (const auto& t : pod_templates(obj)) {
+      const auto& gpus = pod_gpus(t, ctx.settings().gpu_resources);
       Quantity total;
-      std::string what;
-      for (const auto& [name, q] : pod_gpus(t, ctx.settings().gpu_resources)) {
-        total = total + q;
-        what += (what.empty() ? "" : ", ") + name + ": " + q.to_string();
-      }
+      for (const auto& [name, q] : gpus) total = total + q;
       if (total < Quantity::from_int(min)) continue;
       const json& spec = *t.spec;
       if (auto s = string_at(spec, "schedulerName"); s && std::find(schedulers.begin(), schedulers.end(), *s) != schedulers.end())
@@ -119,6 +116,8 @@ spec:
         if (every) hint = true;
       }
       if (hint) continue;
+      std::string what;
+      for (const auto& [name, q] : gpus) what += (what.empty() ? "" : ", ") + name + ": " + q.to_string();
       std::string sched(string_at(spec, "schedulerName").value_or("default-scheduler"));
       ctx.report(t.spec_pointer(),
                  "one pod asks for " + what + " (" + total.to_string() + " ≥ " + std::to_string(min) + " GPUs) with no topology-aware "
