@@ -107,8 +107,10 @@ spec:
       };
       auto named = [](std::string_view where) { return [where] { return where; }; };
       if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
-        for (const auto& [k, v] : ns->items())
+        for (const auto& item : ns->items()) {
+          const std::string& k = item.key();
           flag(k, [&] { return pointer_join(sp + "/nodeSelector", k); }, named("nodeSelector"));
+        }
       if (const json* na = affinity_of(spec, "nodeAffinity")) {
         const std::string base = sp + "/affinity/nodeAffinity";
         if (const json* req = member(*na, kRequired))
