@@ -15,8 +15,14 @@ COPY rules rules
 COPY kube kube
 COPY webhook webhook
 COPY cli cli
-RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DGPUGUARD_TESTS=OFF -DGPUGUARD_BENCH=OFF \
- && cmake --build /build -j"$(nproc)" --target gpuguard \
+# The release build with profile-guided optimisation (scripts/pgo-build.sh): an instrumented build
+# (with bench_admission, whose sources and test helpers come along) trained on the rules' fixtures,
+# the examples and a GPU Pod's AdmissionReview, then the build that uses its profiles.
+COPY bench bench
+COPY scripts scripts
+COPY examples examples
+COPY tests tests
+RUN JOBS="$(nproc)" scripts/pgo-build.sh /build -DGPUGUARD_TESTS=OFF -DGPUGUARD_BENCH=OFF \
  && strip /build/cli/gpuguard
 
 FROM debian:12-slim

@@ -260,6 +260,16 @@ TEST_CASE("the Dockerfile's build stage has every source folder and library the 
   CHECK(folders >= 5);
   CHECK(dockerfile.find("-DGPUGUARD_TESTS=OFF") != std::string::npos);
   CHECK(dockerfile.find("-DGPUGUARD_BENCH=OFF") != std::string::npos);
+  // The profile-guided build: its instrumented stage builds bench_admission (bench/, and the test
+  // helpers bench/CMakeLists.txt names) and trains on the rules' fixtures and the examples.
+  CHECK(dockerfile.find("scripts/pgo-build.sh /build ") != std::string::npos);
+  for (const std::string dir : {"bench", "scripts", "examples", "tests"})
+    CHECK_MESSAGE(dockerfile.find("COPY " + dir + " " + dir + "\n") != std::string::npos, "the build stage does not copy " << dir);
+  const std::string pgo = test::read_file(test::source_dir() / "scripts" / "pgo-build.sh");
+  for (const std::string input : {"tests/rules", "examples", "bench/pgo-review.json"}) {
+    CHECK_MESSAGE(pgo.find(input) != std::string::npos, "the training does not read " << input);
+    CHECK_MESSAGE(std::filesystem::exists(test::source_dir() / input), input << " is missing");
+  }
   // Every library package bootstrap.sh installs for the build (the -dev ones, but the tests').
   const std::string bootstrap = test::read_file(test::source_dir() / "scripts" / "bootstrap.sh");
   std::regex dev(R"(\n  (lib[a-z0-9.+-]+-dev|nlohmann-json3-dev)\s)");
