@@ -624,10 +624,11 @@ class Builder {
   // Sets key → value in a mapping frame, in document order (go-yaml v2: a merge overwrites keys
   // written before it, keys written after it overwrite the merge). `key_offset` is where the key's
   // text already is in the position index (a merged key: `key` points there, so nothing may be
-  // added to the key text first), or nullopt to add it. Returns whether an explicit key was
-  // written twice.
+  // added to the key text first), or nullopt to add it. `owned`, when given, is the string `key`
+  // views, which a new member takes instead of a copy. Returns whether an explicit key was written
+  // twice.
   bool put(Frame& f, std::string_view key, std::optional<uint32_t> key_offset, Pos key_pos, json value,
-           PositionIndex::NodeId node, bool is_explicit) {
+           PositionIndex::NodeId node, bool is_explicit, std::string* owned = nullptr) {
     const size_t at = find_member(f, key);
     if (at == std::string::npos) {
       if (!key_offset && !key_text_within(key, key_pos)) return false;
@@ -635,7 +636,9 @@ class Builder {
         if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
         f.merged->emplace(key);
       }
-      member_stack_.emplace_back(std::string(key), std::move(value));
+      if (owned) member_stack_.emplace_back(std::move(*owned), std::move(value));
+      else member_stack_.emplace_back(std::string(key), std::move(value));
+      key = member_stack_.back().first;  // `*owned` is moved from
       const size_t count = member_stack_.size() - f.member_start;
       if (f.index) {
         f.index->emplace(member_stack_.back().first, count - 1);
@@ -710,7 +713,7 @@ class Builder {
       merge_into(f, c);
       return;
     }
-    if (put(f, f.key, std::nullopt, f.key_pos, std::move(c.value), c.node, true)) {
+    if (put(f, f.key, std::nullopt, f.key_pos, std::move(c.value), c.node, true, &f.key)) {
       diags_.push_back({Severity::error, std::string(file_), f.key_pos,
                         "duplicate mapping key \"" + f.key + "\": Kubernetes keeps only the last value"});
     }
