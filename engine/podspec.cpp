@@ -1,5 +1,6 @@
 #include "engine/podspec.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace gpuguard::engine {
@@ -247,30 +248,39 @@ PodResources pod_requests(const PodTemplate& t) { return pod_requests_of(t, null
 
 namespace {
 
-// Whether any container of the template requests or limits a GPU resource.
-bool any_gpu(const PodTemplate& t, const ResourceMatcher& gpus) {
-  for (const auto& c : containers(t)) {
-    const json* res = member(*c.body, "resources");
-    if (!res) continue;
-    for (const char* key : {"limits", "requests"}) {
-      const json* list = member(*res, key);
-      if (!list || !list->is_object()) continue;
-      for (const auto& [name, v] : list->items()) {
-        if (!gpus.matches(name)) continue;
-        auto q = Quantity::from_json(v);
-        if (!q || !q->is_zero()) return true;
-      }
-    }
-  }
-  return false;
-}
-
+// One pass over the containers' GPU amounts, each parsed once: a template names a handful of GPU
+// resources at most, so they are kept in small vectors of views of the keys, not maps.
 const TemplateGpus& template_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
   return t.gpu_facts.get(gpus, [&] {
     TemplateGpus out;
-    for (auto& [name, q] : pod_requests_of(t, &gpus).requests)
-      if (gpus.matches(name) && !q.is_zero()) out.per_pod.emplace(name, q);
-    out.any = any_gpu(t, gpus);
+    std::vector<std::pair<std::string_view, PodSum>> sums;     // per resource, in first-seen order
+    std::vector<std::pair<std::string_view, Quantity>> asks;  // one container's effective requests
+    for (const auto& c : containers(t)) {
+      const json* res = member(*c.body, "resources");
+      if (!res) continue;
+      asks.clear();
+      for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
+        const json* list = member(*res, key);
+        if (!list || !list->is_object()) continue;
+        for (const auto& item : list->items()) {
+          const std::string_view name = item.key();
+          if (!gpus.matches(name)) continue;
+          auto q = Quantity::from_json(item.value());
+          if (!q || !q->is_zero()) out.any = true;  // any amount but zero, one that does not parse included
+          if (!q) continue;
+          auto it = std::find_if(asks.begin(), asks.end(), [&](const auto& a) { return a.first == name; });
+          if (it == asks.end()) asks.emplace_back(name, *q);
+          else it->second = *q;
+        }
+      }
+      for (const auto& ask : asks) {
+        auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == ask.first; });
+        if (it == sums.end()) it = sums.insert(sums.end(), {ask.first, PodSum{}});
+        it->second.add(c.kind, ask.second);
+      }
+    }
+    for (const auto& [name, sum] : sums)
+      if (Quantity total = sum.total(); !total.is_zero()) out.per_pod.emplace(std::string(name), total);
     return out;
   });
 }

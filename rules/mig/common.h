@@ -89,18 +89,20 @@ inline std::optional<std::string> mig_resource_profile(std::string_view resource
   return std::string(p);
 }
 
-// Resource names a container requests or limits.
-inline std::vector<std::string> container_resources(const engine::Container& c) {
-  std::vector<std::string> out;
+// The NVIDIA resources (`nvidia.com/…`) a container requests or limits with an amount that is not
+// zero, each once: views of the keys of its resources (valid while its object is).
+inline std::vector<std::string_view> nvidia_resources(const engine::Container& c) {
+  std::vector<std::string_view> out;
   const engine::json* res = engine::member(*c.body, "resources");
   if (!res) return out;
   for (const char* key : {"limits", "requests"}) {
     const engine::json* l = engine::member(*res, key);
     if (!l || !l->is_object()) continue;
     for (const auto& [name, v] : l->items()) {
+      if (!std::string_view(name).starts_with("nvidia.com/")) continue;
       auto q = engine::Quantity::from_json(v);
       if (q && q->is_zero()) continue;
-      if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+      if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
     }
   }
   return out;

@@ -105,7 +105,7 @@ spec:
       pods = r > std::numeric_limits<int64_t>::max() - pods ? std::numeric_limits<int64_t>::max() : pods + r;
       if (r <= 0) continue;
       for (const auto& c : containers(t))
-        for (const auto& res : mig::container_resources(c))
+        for (const auto res : mig::nvidia_resources(c))
           if (auto p = mig::mig_resource_profile(res)) {
             if (profiles.empty()) first_ptr = c.pointer + "/resources";
             profiles.insert("nvidia.com/mig-" + *p);

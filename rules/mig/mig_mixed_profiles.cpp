@@ -174,7 +174,7 @@ data:
       std::set<std::string> mig_profiles;
       std::string whole, first_mig_ptr;
       for (const auto& c : containers(t)) {
-        for (const auto& r : mig::container_resources(c)) {
+        for (const auto r : mig::nvidia_resources(c)) {
           if (auto p = mig::mig_resource_profile(r)) {
             if (mig_profiles.empty()) first_mig_ptr = c.pointer + "/resources";
             mig_profiles.insert(*p);
