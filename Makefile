@@ -25,7 +25,7 @@ demo: bootstrap
 	@build/release/cli/gpuguard lint --config examples/.gpuguard.yaml --complete examples/; test $$? -le 1
 
 # The release build with profile-guided optimisation (scripts/pgo-build.sh, into build/pgo): what
-# the Docker image ships and the benchmarks measure, about 11 % faster than the plain build above
+# the Docker image ships and the benchmarks measure, 7–13 % faster than the plain build above
 # and twice its build time (an instrumented build and a training run come first).
 release: bootstrap
 	@JOBS=$(JOBS) scripts/pgo-build.sh build/pgo $(CMAKE_FLAGS)

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
+#include <vector>
 
 namespace gpuguard::engine {
 
@@ -206,31 +208,34 @@ Quantity PodResources::get(std::string_view resource) const {
 
 namespace {
 
-// One container's effective requests: `requests`, else `limits` for each resource.
-// Only the resources `only` matches, when given (each resource is summed on its own, so leaving
-// the others out changes nothing for the ones kept).
-std::map<std::string, Quantity, std::less<>> container_requests(const json& c, const ResourceMatcher* only) {
-  std::map<std::string, Quantity, std::less<>> out;
+// A resource and the amount a container asks for, a view of the container's key.
+using Ask = std::pair<std::string_view, Quantity>;
+
+// One container's effective requests into `out` (cleared first): `requests`, else `limits` for
+// each resource (the API server copies limits into absent requests); amounts that do not parse are
+// skipped. Only the resources `only` matches, when given (each resource is summed on its own, so
+// leaving the others out changes nothing for the ones kept). Returns whether the container names
+// one of those with an amount that is not zero, one that does not parse included.
+bool container_requests(const json& c, const ResourceMatcher* only, std::vector<Ask>& out) {
+  out.clear();
+  bool nonzero = false;
   const json* res = member(c, "resources");
-  if (!res) return out;
+  if (!res) return false;
   for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
     const json* list = member(*res, key);
     if (!list || !list->is_object()) continue;
-    for (const auto& [name, v] : list->items()) {
+    for (const auto& item : list->items()) {
+      const std::string_view name = item.key();
       if (only && !only->matches(name)) continue;
-      if (auto q = Quantity::from_json(v)) out[name] = *q;
+      auto q = Quantity::from_json(item.value());
+      if (!q || !q->is_zero()) nonzero = true;
+      if (!q) continue;
+      auto it = std::find_if(out.begin(), out.end(), [&](const Ask& a) { return a.first == name; });
+      if (it == out.end()) out.emplace_back(name, *q);
+      else it->second = *q;
     }
   }
-  return out;
-}
-
-PodResources pod_requests_of(const PodTemplate& t, const ResourceMatcher* only) {
-  std::map<std::string, PodSum, std::less<>> sums;
-  for (const auto& c : containers(t))
-    for (const auto& [name, q] : container_requests(*c.body, only)) sums[name].add(c.kind, q);
-  PodResources out;
-  for (const auto& [name, sum] : sums) out.requests[name] = sum.total();
-  return out;
+  return nonzero;
 }
 
 }  // namespace
@@ -244,35 +249,33 @@ void PodSum::add(Container::Kind kind, const Quantity& request) {
   if (kind == Container::Kind::sidecar) sidecars_ = sidecars_ + request;
 }
 
-PodResources pod_requests(const PodTemplate& t) { return pod_requests_of(t, nullptr); }
+PodResources pod_requests(const PodTemplate& t) {
+  std::map<std::string, PodSum, std::less<>> sums;
+  std::vector<Ask> asks;
+  for (const auto& c : containers(t)) {
+    container_requests(*c.body, nullptr, asks);
+    for (const auto& [name, q] : asks) {
+      auto it = sums.find(name);
+      if (it == sums.end()) it = sums.emplace(std::string(name), PodSum{}).first;
+      it->second.add(c.kind, q);
+    }
+  }
+  PodResources out;
+  for (const auto& [name, sum] : sums) out.requests.emplace(name, sum.total());
+  return out;
+}
 
 namespace {
 
-// One pass over the containers' GPU amounts, each parsed once: a template names a handful of GPU
-// resources at most, so they are kept in small vectors of views of the keys, not maps.
+// The GPU amounts of a template, each parsed once: it names a handful of GPU resources at most, so
+// they are summed in a small vector of views of the keys, not a map.
 const TemplateGpus& template_gpus(const PodTemplate& t, const ResourceMatcher& gpus) {
   return t.gpu_facts.get(gpus, [&] {
     TemplateGpus out;
-    std::vector<std::pair<std::string_view, PodSum>> sums;     // per resource, in first-seen order
-    std::vector<std::pair<std::string_view, Quantity>> asks;  // one container's effective requests
+    std::vector<std::pair<std::string_view, PodSum>> sums;  // per resource, in first-seen order
+    std::vector<Ask> asks;
     for (const auto& c : containers(t)) {
-      const json* res = member(*c.body, "resources");
-      if (!res) continue;
-      asks.clear();
-      for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
-        const json* list = member(*res, key);
-        if (!list || !list->is_object()) continue;
-        for (const auto& item : list->items()) {
-          const std::string_view name = item.key();
-          if (!gpus.matches(name)) continue;
-          auto q = Quantity::from_json(item.value());
-          if (!q || !q->is_zero()) out.any = true;  // any amount but zero, one that does not parse included
-          if (!q) continue;
-          auto it = std::find_if(asks.begin(), asks.end(), [&](const auto& a) { return a.first == name; });
-          if (it == asks.end()) asks.emplace_back(name, *q);
-          else it->second = *q;
-        }
-      }
+      if (container_requests(*c.body, &gpus, asks)) out.any = true;
       for (const auto& ask : asks) {
         auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == ask.first; });
         if (it == sums.end()) it = sums.insert(sums.end(), {ask.first, PodSum{}});

@@ -28,17 +28,22 @@ struct State final : RuleState {
   void merge(RuleState& later) override { engine::append(unlabelled, static_cast<State&>(later).unlabelled); }
 };
 
-// The kinds Kueue integrates, and where it reads the queue label: the workload's own metadata,
-// or the job template's for a CronJob.
-std::optional<std::string_view> label_metadata(const Object& obj) {
+// Where Kueue reads the queue label of a kind it integrates: the workload's own metadata, or the
+// job template's for a CronJob (its JSON pointer, and the metadata itself when it is there).
+struct LabelMetadata {
+  std::string_view pointer;
+  const json* value = nullptr;
+};
+
+std::optional<LabelMetadata> label_metadata(const Object& obj) {
   const std::string& g = obj.gvk.group;
   const std::string& k = obj.gvk.kind;
-  if (g == "batch" && k == "CronJob") return "/spec/jobTemplate/metadata";
+  if (g == "batch" && k == "CronJob") return LabelMetadata{"/spec/jobTemplate/metadata", path(obj.body, {"spec", "jobTemplate", "metadata"})};
   if ((g.empty() && k == "Pod") || (g == "batch" && k == "Job") || (g == "apps" && (k == "Deployment" || k == "StatefulSet")) ||
       (g == "leaderworkerset.x-k8s.io" && k == "LeaderWorkerSet") || (g == "jobset.x-k8s.io" && k == "JobSet") ||
       (g == "ray.io" && (k == "RayJob" || k == "RayCluster")) ||
       (g == "kubeflow.org" && (k == "PyTorchJob" || k == "TFJob" || k == "MPIJob" || k == "JAXJob" || k == "XGBoostJob" || k == "PaddleJob")))
-    return "/metadata";
+    return LabelMetadata{"/metadata", member(obj.body, "metadata")};
   return std::nullopt;
 }
 
@@ -172,12 +177,12 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     auto mp = label_metadata(obj);
     if (!mp || controlled(obj) || !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-    const json* md = *mp == "/metadata" ? member(obj.body, "metadata") : path(obj.body, {"spec", "jobTemplate", "metadata"});
+    const json* md = mp->value;
     const json* labels = md ? member(*md, "labels") : nullptr;
     if (labels && member(*labels, kQueueLabel)) return;
     Unlabelled u;
     u.ref = ctx.ref();
-    u.metadata_ptr = *mp;
+    u.metadata_ptr = mp->pointer;
     u.has_metadata = md && md->is_object();
     u.has_labels = labels && labels->is_object();
     u.pos = ctx.position_of(u.has_labels ? u.metadata_ptr + "/labels" : u.metadata_ptr);  // a missing one: its parent

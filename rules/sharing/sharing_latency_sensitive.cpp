@@ -164,21 +164,20 @@ spec:
           selects_config = true;
         if (!r.positive()) continue;
         std::string why;
-        const std::string_view value = r.value;
-        if (r.key == "nvidia.com/gpu.sharing-strategy" && (value == "time-slicing" || value == "mps"))
-          why = "requires nodes with nvidia.com/gpu.sharing-strategy=" + std::string(value);
-        else if (r.key == "nvidia.com/gpu.replicas" && !value.empty() &&
-                 std::all_of(value.begin(), value.end(), [](unsigned char ch) { return std::isdigit(ch); }) &&
-                 value.size() < 10 && std::stoll(std::string(value)) > 1)
-          why = "requires nodes with nvidia.com/gpu.replicas=" + std::string(value) + " (each GPU shared " + std::string(value) + " ways)";
+        if (r.key == "nvidia.com/gpu.sharing-strategy" && (r.value == "time-slicing" || r.value == "mps"))
+          why = "requires nodes with nvidia.com/gpu.sharing-strategy=" + std::string(r.value);
+        else if (r.key == "nvidia.com/gpu.replicas" && !r.value.empty() &&
+                 std::all_of(r.value.begin(), r.value.end(), [](unsigned char ch) { return std::isdigit(ch); }) &&
+                 r.value.size() < 10 && std::stoll(std::string(r.value)) > 1)
+          why = "requires nodes with nvidia.com/gpu.replicas=" + std::string(r.value) + " (each GPU shared " + std::string(r.value) + " ways)";
         else if ((r.key == "nvidia.com/gpu.product" || (r.key.starts_with("nvidia.com/mig-") && r.key.ends_with(".product"))) &&
-                 value.ends_with("-SHARED"))
-          why = "requires " + std::string(r.key) + "=" + std::string(value) +
+                 r.value.ends_with("-SHARED"))
+          why = "requires " + std::string(r.key) + "=" + std::string(r.value) +
                 ", a product GFD labels -SHARED only where the GPU is time-sliced or shared with MPS";
-        else if (r.key == "nvidia.com/device-plugin.config" && !value.empty()) {
+        else if (r.key == "nvidia.com/device-plugin.config" && !r.value.empty()) {
           auto* st = static_cast<State*>(ctx.state());
           const std::string pointer = r.pointer();
-          st->pending.push_back({ctx.ref(), pointer, ctx.position_of(pointer), std::string(value), who});
+          st->pending.push_back({ctx.ref(), pointer, ctx.position_of(pointer), std::string(r.value), who});
           continue;
         }
         if (why.empty()) continue;

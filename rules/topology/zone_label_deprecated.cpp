@@ -94,22 +94,20 @@ spec:
     for (const auto& t : pod_templates(obj)) {
       const json& spec = *t.spec;
       const std::string sp = t.spec_pointer();
-      // Most labels are not deprecated: the pointer and the place are made only for one that is.
-      auto flag = [&](std::string_view label, auto&& ptr, auto&& where_of) {
+      // Most labels are not deprecated: the pointer is made only for one that is.
+      auto flag = [&](std::string_view label, auto&& ptr, std::string_view where) {
         auto it = replacements().find(label);
         if (it == replacements().end()) return;
-        const std::string where(where_of());
-        ctx.report(ptr(), "`" + it->first + "` in " + where + " is deprecated since Kubernetes 1.17; use `" + it->second +
+        ctx.report(ptr(), "`" + it->first + "` in " + std::string(where) + " is deprecated since Kubernetes 1.17; use `" + it->second +
                               "`: a node labelled only with the GA key " +
-                              (where.find("topologyKey") != std::string::npos || where.find("annotation") != std::string::npos
+                              (where.find("topologyKey") != std::string_view::npos || where.find("annotation") != std::string_view::npos
                                    ? "has no domain here, so the constraint does not group or spread as intended"
                                    : "does not match"));
       };
-      auto named = [](std::string_view where) { return [where] { return where; }; };
       if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
         for (const auto& item : ns->items()) {
           const std::string& k = item.key();
-          flag(k, [&] { return pointer_join(sp + "/nodeSelector", k); }, named("nodeSelector"));
+          flag(k, [&] { return pointer_join(sp + "/nodeSelector", k); }, "nodeSelector");
         }
       if (const json* na = affinity_of(spec, "nodeAffinity")) {
         const std::string base = sp + "/affinity/nodeAffinity";
@@ -117,18 +115,18 @@ spec:
           if (const json* terms = member(*req, "nodeSelectorTerms"); terms && terms->is_array())
             for (size_t i = 0; i < terms->size(); ++i)
               expressions((*terms)[i], [&] { return base + "/" + std::string(kRequired) + "/nodeSelectorTerms/" + std::to_string(i); },
-                          named("required node affinity"), flag);
+                          "required node affinity", flag);
         if (const json* pref = member(*na, kPreferred); pref && pref->is_array())
           for (size_t i = 0; i < pref->size(); ++i)
             if (const json* p = member((*pref)[i], "preference"))
               expressions(*p, [&] { return base + "/" + std::string(kPreferred) + "/" + std::to_string(i) + "/preference"; },
-                          named("preferred node affinity"), flag);
+                          "preferred node affinity", flag);
       }
       for (std::string_view which : {"podAffinity", "podAntiAffinity"}) {
         const json* pa = affinity_of(spec, which);
         if (!pa) continue;
         auto base = [&] { return sp + "/affinity/" + std::string(which); };
-        auto where = [&] { return std::string(which) + " topologyKey"; };
+        const std::string where = std::string(which) + " topologyKey";
         if (const json* req = member(*pa, kRequired); req && req->is_array())
           for (size_t i = 0; i < req->size(); ++i)
             if (auto k = string_at((*req)[i], "topologyKey"))
@@ -144,19 +142,18 @@ spec:
         for (size_t i = 0; i < tsc->size(); ++i)
           if (auto k = string_at((*tsc)[i], "topologyKey"))
             flag(*k, [&] { return sp + "/topologySpreadConstraints/" + std::to_string(i) + "/topologyKey"; },
-                 named("topologySpreadConstraints topologyKey"));
+                 "topologySpreadConstraints topologyKey");
       if (const json* ann = member(t.metadata(), "annotations"))
         for (std::string_view key : {kKueueRequiredTopology, kKueuePreferredTopology, kKueueSliceRequiredTopology})
           if (auto v = string_at(*ann, key))
-            flag(*v, [&] { return pointer_join(t.pointer + "/metadata/annotations", key); },
-                 [&] { return "the annotation " + std::string(key); });
+            flag(*v, [&] { return pointer_join(t.pointer + "/metadata/annotations", key); }, "the annotation " + std::string(key));
     }
   }
 
  private:
   // The keys of a node selector term's expressions; `ptr` makes the term's pointer.
-  template <typename Ptr, typename Where, typename Flag>
-  static void expressions(const json& term, const Ptr& ptr, const Where& where, Flag& flag) {
+  template <typename Ptr, typename Flag>
+  static void expressions(const json& term, const Ptr& ptr, std::string_view where, Flag& flag) {
     const json* exprs = member(term, "matchExpressions");
     if (!exprs || !exprs->is_array()) return;
     for (size_t j = 0; j < exprs->size(); ++j)
