@@ -23,7 +23,7 @@ COPY scripts scripts
 COPY examples examples
 COPY tests tests
 RUN JOBS="$(nproc)" scripts/pgo-build.sh /build -DGPUGUARD_TESTS=OFF -DGPUGUARD_BENCH=OFF \
- && strip /build/cli/gpuguard
+ && strip /build/cli/gpuguard /build/cli/gpuguard-net
 
 FROM debian:12-slim
 # The shared libraries the binary links (ldd), and CA certificates; nothing else.
@@ -32,7 +32,7 @@ RUN apt-get update -qq \
       libyaml-0-2 libyaml-cpp0.7 libre2-9 libcpp-httplib0.11 libssl3 libjemalloc2 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 65532 gpuguard && useradd --uid 65532 --gid 65532 --no-create-home --shell /usr/sbin/nologin gpuguard
-COPY --from=build /build/cli/gpuguard /usr/local/bin/gpuguard
+COPY --from=build /build/cli/gpuguard /build/cli/gpuguard-net /usr/local/bin/
 USER 65532:65532
 EXPOSE 8443 9090
 ENTRYPOINT ["/usr/local/bin/gpuguard"]

@@ -3,11 +3,13 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/net.h"
 #include "cli/version.h"
 #include "rules/registry.h"
 
 int main(int argc, char** argv) {
   using namespace gpuguard;
+  cli::remember_args(argc, argv);
   const engine::Registry registry = rules::make_registry();
   CLI::App app{"gpuguard: GPU scheduling best practices for Kubernetes manifests and admission", "gpuguard"};
   app.require_subcommand(1);

@@ -1,11 +1,11 @@
-// gpuguard serve: the validating and mutating admission webhook.
+// gpuguard serve: the validating and mutating admission webhook. Its command line; the server runs
+// in gpuguard-net (cli/net.h).
 
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
-#include "engine/memory.h"
-#include "webhook/server.h"
+#include "cli/net.h"
 
 namespace gpuguard::cli {
 
@@ -83,8 +83,7 @@ void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exi
     opts->shutdown_delay_ms = static_cast<int>(*delay_s * 1000);
     opts->grace_period_ms = static_cast<int>(*grace_s * 1000);
     opts->min_threads = std::min<size_t>(8, opts->max_threads);
-    engine::use_server_memory();
-    exit_code = webhook::serve(registry, *opts);
+    exit_code = run_serve(registry, *opts);
   });
 }
 

@@ -273,6 +273,15 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
     }
   }
 
+  if (units.size() == 1) {
+    // One unit of work: a worker would parse and check it while this thread waits for it. Without
+    // the thread a small input takes less time (one 250 KiB file: 23 ms instead of 29).
+    for (auto& d : read_errors[0]) diags.push_back(std::move(d));
+    if (units[0].text) load_text(*units[0].text, units[0].source, options, on_object, diags);
+    else load_input(inputs[0], 0, options, on_object, diags);
+    return;
+  }
+
   // Workers parse units ahead of the consumer, at most `window` of them. They also free what the
   // consumer has done with (objects it did not keep), so the consumer's thread spends no time on it.
   const size_t window = static_cast<size_t>(jobs) + 1;

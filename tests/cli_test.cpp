@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <string>
+#include <vector>
+
 #include "engine/json.h"
 #include "tests/support/support.h"
 
@@ -132,6 +136,43 @@ TEST_CASE("rules, explain, schema, version") {
   CHECK(json::parse(sc.out)["title"] == json("gpuguard configuration (.gpuguard.yaml)"));
   auto v = test::run({"version"});
   CHECK(v.out.rfind("gpuguard ", 0) == 0);
+}
+
+TEST_CASE("serve and audit run in gpuguard-net beside gpuguard, which loads no network library") {
+  // cli/net.h: the program every command starts in does not link cpp-httplib or libssl.
+  auto needed = test::run_command({"objdump", "-p", test::binary().string()});
+  if (needed.exit_code == 0) {
+    for (const char* lib : {"libcpp-httplib", "libssl", "libbrotli", "libz."}) CHECK_MESSAGE(needed.out.find(lib) == std::string::npos, lib);
+    auto net = test::run_command({"objdump", "-p", (test::binary().parent_path() / "gpuguard-net").string()});
+    CHECK(net.out.find("libcpp-httplib") != std::string::npos);
+  }
+  // A usage error is the first program's own answer; a valid command line reaches gpuguard-net,
+  // which reads the files (the certificate here).
+  auto usage = test::run({"serve", "--listen", "nonsense", "--tls-cert", "x", "--tls-key", "y"});
+  CHECK(usage.exit_code == 2);
+  CHECK(usage.err.find("--listen must be HOST:PORT") != std::string::npos);
+  test::TempDir dir;
+  auto missing_cert = test::run({"serve", "--listen", "127.0.0.1:0", "--tls-cert", (dir.path() / "none.pem").string(), "--tls-key", "k"});
+  CHECK(missing_cert.exit_code == 2);
+  CHECK(missing_cert.err.find("cannot load the serving certificate") != std::string::npos);
+
+  // Alone in a folder, gpuguard still lints and mutates, and says what serve and audit miss.
+  const auto alone = dir.path() / "gpuguard";
+  std::filesystem::copy_file(test::binary(), alone);
+  test::write_file(dir.path() / "pod.yaml", kErrorPod);
+  auto lint = test::run_command({alone.string(), "lint", "--no-config", (dir.path() / "pod.yaml").string()});
+  CHECK(lint.exit_code == 1);
+  CHECK(lint.out.find("[gpu-request-limit-mismatch]") != std::string::npos);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"serve", "--tls-cert", "c", "--tls-key", "k"},
+                                              std::vector<std::string>{"audit", "--no-config"}}) {
+    std::vector<std::string> argv{alone.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = test::run_command(argv);
+    CAPTURE(args[0]);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("gpuguard " + args[0] + ": cannot run " + (dir.path() / "gpuguard-net").string() + ": No such file or directory") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("the shipped examples: the seed's own defects are found") {
