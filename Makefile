@@ -16,7 +16,7 @@ bootstrap:
 
 demo: bootstrap
 	@cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DGPUGUARD_TESTS=OFF $(CMAKE_FLAGS) >/dev/null
-	@cmake --build build/release -j$(JOBS) --target gpuguard -- --no-print-directory
+	@cmake --build build/release -j$(JOBS) --target gpuguard gpuguard-net -- --no-print-directory
 	@echo
 	@echo '$$ gpuguard lint --config examples/.gpuguard.yaml examples/'
 	@build/release/cli/gpuguard lint --config examples/.gpuguard.yaml examples/; test $$? -le 1

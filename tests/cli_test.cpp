@@ -288,6 +288,22 @@ TEST_CASE("--jobs: a large run split across threads reports byte for byte what o
       CHECK(many.err == one.err);
     }
   }
+  // Less input than is worth a thread (engine/load.cpp: under 256 KiB) is read in turn on one,
+  // whatever --jobs says; stdin is still cut in two parts, and its documents keep their numbers.
+  size_t cut = 0;
+  for (int docs = 0; docs < 150; ++docs) cut = big.find("\n---\n", cut + 1);
+  const std::string small = big.substr(0, cut + 1) + "---\nkind: [broken\n";
+  REQUIRE(small.size() < (256u << 10));
+  auto stdin_lint = [&](const char* jobs) {
+    return test::run({"lint", "--no-config", "--complete", "--format", "json", "--jobs", jobs, "-"}, small);
+  };
+  const auto one = stdin_lint("1");
+  CHECK(one.exit_code == 2);
+  CHECK(json::parse(one.out)["diagnostics"].size() == 2);  // the 6th document, and the last
+  const auto two = stdin_lint("2");
+  CHECK(two.exit_code == one.exit_code);
+  CHECK(two.out == one.out);
+  CHECK(two.err == one.err);
 }
 
 }  // TEST_SUITE
