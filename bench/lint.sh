@@ -2,8 +2,9 @@
 # Lint throughput against its floor (issue 9): `gpuguard lint --complete` with every rule over a
 # generated GPU-cluster manifest set of N objects, against bench/floor, which only parses the same
 # files with libyaml's event API. Each figure is the best of REPEAT runs; the ratios compare runs
-# made here, now, on this machine (an absolute time on a shared machine is not a result). Last, how
-# much two threads can gain on this machine now: two floors at once against one alone.
+# made here, now, on this machine (an absolute time on a shared machine is not a result). Then
+# start-up: both on one small file, best of 30 runs. Last, how much two threads can gain on this
+# machine now: two floors at once against one alone.
 #
 #   bench/lint.sh BUILD_DIR [N...]        (default N: 1000 10000 100000; REPEAT=3)
 set -euo pipefail
@@ -41,6 +42,14 @@ for n in "${sizes[@]}"; do
     [[ $n == 100000 ]] && t100[$jobs]=$s
   done
 done
+# Start-up, which is most of a pre-commit run over a few files: one small file, best of 30 runs.
+small=$(dirname "$0")/../examples/seed/9.3-topology-pod.yaml
+read -r sf _ < <(repeat=30 best_of "$build/bench/bench_floor" "$small")
+read -r sl _ < <(repeat=30 best_of "$gpuguard" lint --no-config "$small")
+echo
+echo "start-up, one small file (best of 30): floor $(awk -v s="$sf" 'BEGIN{printf "%.1f", s*1000}') ms," \
+  "lint $(awk -v s="$sl" 'BEGIN{printf "%.1f", s*1000}') ms ($(awk -v a="$sl" -v b="$sf" 'BEGIN{printf "%.2f", a/b}') × floor)"
+
 # What two threads can gain here: two floors at once against one alone (on a machine with two free
 # cores both take the time of one; a shared VM's second core may be slower or busy).
 pair_dir=$work/set-${sizes[0]}
