@@ -26,7 +26,8 @@ RUN JOBS="$(nproc)" scripts/pgo-build.sh /build -DGPUGUARD_TESTS=OFF -DGPUGUARD_
  && strip /build/cli/gpuguard /build/cli/gpuguard-net
 
 FROM debian:12-slim
-# The shared libraries the binary links (ldd), and CA certificates; nothing else.
+# The shared libraries the two programs link (ldd; gpuguard-net needs most of them), and CA
+# certificates; nothing else.
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends \
       libyaml-0-2 libyaml-cpp0.7 libre2-9 libcpp-httplib0.11 libssl3 libjemalloc2 ca-certificates \

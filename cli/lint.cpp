@@ -158,10 +158,11 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
   eval_options.teardown = kTeardown;
   auto evaluation = std::make_unique<engine::Evaluation>(registry, config, std::move(eval_options));
   engine::Evaluation& eval = *evaluation;
-  engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags,
-                      [&](std::span<engine::Object> objects, size_t from, size_t first) {
-                        eval.precheck(objects, from, static_cast<uint32_t>(first));
-                      });
+  const unsigned used = engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags,
+                                            [&](std::span<engine::Object> objects, size_t from, size_t first) {
+                                              eval.precheck(objects, from, static_cast<uint32_t>(first));
+                                            });
+  eval.set_jobs(used);  // an input read on one thread is finished on one
   eval.add_diagnostics(std::move(diags));
   auto finished = std::make_unique<engine::Result>(eval.finish());
   const engine::Result& result = *finished;
@@ -229,7 +230,8 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
   sub->add_option("--schemas", opts->schemas,
                   "validate objects against the schemas in DIR (Kubernetes JSON definitions, CRD YAML files): rule schema-invalid");
   sub->add_option("-j,--jobs", opts->jobs,
-                  "threads that parse files (and parts of large files) in parallel; 0: one per core, at most 8 (default)")
+                  "threads that parse files (and parts of large files) in parallel; 0: one per core, at most 8 (default); "
+                  "input under 256 KiB is read on one")
       ->check(CLI::Range(0u, 256u));
   sub->add_option("--max-file-size", opts->max_file_mb, "largest input file in MiB (default 256)")->check(CLI::Range(1, 4096));
   sub->callback([opts, &registry, &exit_code] { exit_code = run_lint(*opts, registry); });

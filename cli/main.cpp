@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   using namespace gpuguard;
-  cli::remember_args(argc, argv);
+  if (!cli::start_program(argc, argv)) return cli::kExitNetUnusable;
   const engine::Registry registry = rules::make_registry();
   CLI::App app{"gpuguard: GPU scheduling best practices for Kubernetes manifests and admission", "gpuguard"};
   app.require_subcommand(1);

@@ -31,11 +31,23 @@ struct AuditOptions {
   ReportOptions report;
 };
 
-// The command line as main() received it (gpuguard hands it on to gpuguard-net).
-void remember_args(int argc, char** argv);
+// Set by gpuguard for the gpuguard-net it runs, to its own version. gpuguard refuses to run
+// gpuguard-net when it is set already (the program it ran was gpuguard again: a link, a copy),
+// and gpuguard-net refuses a version other than its own (one of the two was upgraded alone).
+inline constexpr const char* kNetMarker = "GPUGUARD_NET_EXEC";
+// Exit codes when gpuguard-net cannot take over, as env(1) and shells give them.
+inline constexpr int kExitNetMissing = 127;   // no gpuguard-net beside gpuguard
+inline constexpr int kExitNetUnusable = 126;  // there, but not runnable, not gpuguard-net, or another version
+
+// What each program does first, with the command line main() received: gpuguard keeps it (to hand
+// it on to gpuguard-net) and sets up OpenSSL without the system's openssl.cnf, which it has no use
+// for (its libcrypto only encodes base64 and hashes SARIF fingerprints; a host config that loads
+// a provider would break those); gpuguard-net checks kNetMarker. Returns false (after a message)
+// when the program must stop, with kExitNetUnusable.
+[[nodiscard]] bool start_program(int argc, char** argv);
 
 // Each returns the command's exit code. In gpuguard they return only if gpuguard-net could not
-// be started (after saying why, with kExitUsage).
+// be started (after saying why, with kExitNetMissing or kExitNetUnusable).
 int run_serve(const engine::Registry& registry, const webhook::ServerOptions& opts);
 int run_audit(const engine::Registry& registry, const AuditOptions& opts);
 

@@ -551,6 +551,8 @@ uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
   return id;
 }
 
+void Evaluation::set_jobs(unsigned jobs) { impl_->options.jobs = jobs; }
+
 void Evaluation::add_diagnostics(std::vector<Diagnostic> diags) {
   for (auto& d : diags) impl_->diagnostics.push_back(std::move(d));
 }

@@ -136,6 +136,8 @@ class Evaluation {
   void precheck(std::span<Object> objects, size_t from, uint32_t first_id) const;
   // Diagnostics found while loading the input, kept with the result.
   void add_diagnostics(std::vector<Diagnostic> diags);
+  // Threads for `finish` (EvalOptions::jobs), once the load has decided how many the input is worth.
+  void set_jobs(unsigned jobs);
   // Runs the cross-object phase and returns everything found.
   [[nodiscard]] Result finish();
 

@@ -238,19 +238,16 @@ std::vector<size_t> split_points(const std::string& text, size_t parts) {
 
 }  // namespace
 
-void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
-                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                 const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed) {
+unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
+                     const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
+                     const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed) {
   if (jobs <= 1) {
     uint32_t index = 0;
     for (const auto& in : inputs) load_input(in, index++, options, on_object, diags);
-    return;
+    return 1;
   }
   // The units, in order: large files are read here and cut at document markers.
   constexpr size_t kSplitBytes = 4u << 20;
-  // Below this much input one thread is as fast as more (2-core VM, perf stat -r 30, four files:
-  // 92 KiB 15.0 ms with one thread, 18.1 with two; 256 KiB 21.6 and 21.2; 820 KiB 41.0 and 39.1).
-  constexpr size_t kThreadedBytes = 256u << 10;
   std::vector<Unit> units;
   std::vector<std::vector<Diagnostic>> read_errors(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -283,9 +280,11 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
 
   size_t total_bytes = 0;
   for (const Unit& unit : units) total_bytes += unit.text ? unit.end - unit.begin : unit.bytes;
-  if (units.size() == 1 || total_bytes < kThreadedBytes) {
+  if (units.size() == 1 || total_bytes < options.threaded_min_bytes) {
     // One unit of work (a worker would parse and check it while this thread waited), or so little
-    // that starting the threads costs what they would save: one after the other, here.
+    // that starting the threads costs what they would save (2-core VM, perf stat -r 30, lint of
+    // four files: 92 KiB 15.0 ms on one thread, 18.1 on two; 256 KiB 21.6 and 21.2; 820 KiB 41.0
+    // and 39.1): one after the other, here.
     uint32_t documents = 0;  // in the input so far, for its next part
     for (const Unit& unit : units) {
       if (unit.first_part) {
@@ -297,7 +296,7 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
         documents += load_text(std::string_view(*unit.text).substr(unit.begin, unit.end - unit.begin), unit.source, options,
                                on_object, diags, unit.first_line, documents);
     }
-    return;
+    return 1;
   }
 
   // Workers parse units ahead of the consumer, at most `window` of them. They also free what the
@@ -407,6 +406,7 @@ void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, u
     else cv.notify_one();
   }
   for (auto& t : threads) t.join();
+  return jobs;
 }
 
 }  // namespace gpuguard::engine

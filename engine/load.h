@@ -17,6 +17,9 @@ namespace gpuguard::engine {
 struct LoadOptions {
   YamlLimits yaml;
   size_t max_file_bytes = 256u << 20;
+  // load_inputs reads less input than this on the calling thread, whatever `jobs` says: starting
+  // threads costs what they would save (engine/load.cpp has the measurements).
+  size_t threaded_min_bytes = 256u << 10;
 };
 
 struct Input {
@@ -42,15 +45,17 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
                    uint32_t first_line = 0, uint32_t first_document = 0);
 
 // Every input, parsed by `jobs` threads: whole files, and parts of a large file split at its
-// document markers. `on_object` is called on the calling thread, in input order, as the
-// sequential load would call it; so are diagnostics appended. `on_parsed`, when given and
-// jobs > 1, is called first on the thread that parses them, as they are parsed, so that work that
+// document markers — unless there is one such unit of work, or less input than
+// options.threaded_min_bytes, which the calling thread reads in turn. Returns the threads used (1,
+// or `jobs`), for the work that follows. `on_object` is called on the calling thread, in input
+// order, as the sequential load would call it; so are diagnostics appended. `on_parsed`, when
+// given and threads are used, is called first on the thread that parses them, as they are parsed, so that work that
 // needs no order (Evaluation::precheck) runs in parallel too, while the object is fresh in that
 // thread's caches: with the objects of one part parsed so far, the index of the first not handed
 // over before, and the index of the part's first object in the whole run (how many objects come
 // before it). Memory stays bounded: only a few parsed parts wait at a time.
-void load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
-                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                 const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed = {});
+unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
+                     const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
+                     const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed = {});
 
 }  // namespace gpuguard::engine

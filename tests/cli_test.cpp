@@ -163,16 +163,53 @@ TEST_CASE("serve and audit run in gpuguard-net beside gpuguard, which loads no n
   auto lint = test::run_command({alone.string(), "lint", "--no-config", (dir.path() / "pod.yaml").string()});
   CHECK(lint.exit_code == 1);
   CHECK(lint.out.find("[gpu-request-limit-mismatch]") != std::string::npos);
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"serve", "--tls-cert", "c", "--tls-key", "k"},
-                                              std::vector<std::string>{"audit", "--no-config"}}) {
+  const std::vector<std::vector<std::string>> commands = {{"serve", "--tls-cert", "c", "--tls-key", "k"}, {"audit", "--no-config"}};
+  auto run_alone = [&](const std::vector<std::string>& args) {
     std::vector<std::string> argv{alone.string()};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = test::run_command(argv);
+    return test::run_command(argv);
+  };
+  for (const auto& args : commands) {
     CAPTURE(args[0]);
-    CHECK(r.exit_code == 2);
+    auto r = run_alone(args);
+    CHECK(r.exit_code == 127);  // as env(1) and shells answer a program they cannot find
     CHECK(r.err.find("gpuguard " + args[0] + ": cannot run " + (dir.path() / "gpuguard-net").string() + ": No such file or directory") !=
           std::string::npos);
   }
+  // A gpuguard-net that is gpuguard itself (a link) would run gpuguard again and again: refused.
+  std::filesystem::create_symlink("gpuguard", dir.path() / "gpuguard-net");
+  for (const auto& args : commands) {
+    CAPTURE(args[0]);
+    auto r = run_alone(args);
+    CHECK(r.exit_code == 126);
+    CHECK(r.err.find("gpuguard " + args[0] + ": the program run as gpuguard-net was gpuguard again") != std::string::npos);
+  }
+  // gpuguard-net started by another version of gpuguard (one of them upgraded alone): refused.
+  const auto net = test::binary().parent_path() / "gpuguard-net";
+  auto other = test::run_command({"env", "GPUGUARD_NET_EXEC=0.0.0-other", net.string(), "serve", "--tls-cert", "c", "--tls-key", "k"});
+  CHECK(other.exit_code == 126);
+  CHECK(other.err.find("was started by gpuguard 0.0.0-other: install both programs from one build") != std::string::npos);
+}
+
+TEST_CASE("the host's openssl.cnf does not reach gpuguard's hashes") {
+  // gpuguard's libcrypto only hashes SARIF fingerprints and encodes base64; a config that loads a
+  // provider that is not there made every fingerprint empty while the config was read.
+  test::TempDir dir;
+  test::write_file(dir.path() / "pod.yaml", kErrorPod);
+  test::write_file(dir.path() / "openssl.cnf",
+                   "openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n[provider_sect]\nbogus = bogus_sect\n"
+                   "[bogus_sect]\nmodule = " + (dir.path() / "missing.so").string() + "\nactivate = 1\n");
+  const std::vector<std::string> lint = {test::binary().string(), "lint", "--no-config", "-f", "sarif", (dir.path() / "pod.yaml").string()};
+  auto plain = test::run_command(lint);
+  std::vector<std::string> with_conf = {"env", "OPENSSL_CONF=" + (dir.path() / "openssl.cnf").string()};
+  with_conf.insert(with_conf.end(), lint.begin(), lint.end());
+  auto configured = test::run_command(with_conf);
+  CHECK(configured.exit_code == plain.exit_code);
+  CHECK(configured.out == plain.out);
+  const json sarif = json::parse(plain.out);
+  const auto& result = sarif["runs"][0]["results"][0];
+  REQUIRE(result.contains("partialFingerprints"));
+  CHECK(result["partialFingerprints"]["gpuguard/v1"].get<std::string>().size() == 32);
 }
 
 TEST_CASE("the shipped examples: the seed's own defects are found") {

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <fstream>
 #include <thread>
 
@@ -138,18 +140,38 @@ TEST_CASE("every input is read whole, whatever its size, after a larger one and 
 
 namespace {
 
-// What a load produced, in the order it was delivered: enough to tell any difference.
-std::vector<std::string> load_trace(const std::vector<Input>& inputs, unsigned jobs) {
-  std::vector<std::string> trace;
+// What a load produced, in the order it was delivered: enough to tell any difference. `threads`
+// and `handed_ahead` say how it went: the threads load_inputs used, the objects given to on_parsed.
+struct Trace {
+  std::vector<std::string> lines;
+  unsigned threads = 0;
+  size_t handed_ahead = 0;
+};
+Trace load_trace(const std::vector<Input>& inputs, unsigned jobs, size_t threaded_min_bytes = LoadOptions{}.threaded_min_bytes) {
+  Trace t;
   std::vector<Diagnostic> diags;
-  load_inputs(inputs, LoadOptions{}, jobs, [&](Object&& o) {
-    trace.push_back(o.source->path + "#" + std::to_string(o.source->index) + " doc " + std::to_string(o.document) + " " +
-                    o.name + " " + std::to_string(o.pos.line) + ":" + std::to_string(o.pos.col) + " " +
-                    std::to_string(o.position_of("/metadata/name").line));
-  }, diags);
+  LoadOptions options;
+  options.threaded_min_bytes = threaded_min_bytes;
+  std::atomic<size_t> ahead{0};
+  t.threads = load_inputs(
+      inputs, options, jobs,
+      [&](Object&& o) {
+        t.lines.push_back(o.source->path + "#" + std::to_string(o.source->index) + " doc " + std::to_string(o.document) + " " +
+                          o.name + " " + std::to_string(o.pos.line) + ":" + std::to_string(o.pos.col) + " " +
+                          std::to_string(o.position_of("/metadata/name").line));
+      },
+      diags, [&](std::span<Object> objects, size_t from, size_t /*first*/) { ahead += objects.size() - from; });
   for (const auto& d : diags)
-    trace.push_back("diag " + d.file + " " + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.col) + " " + d.message);
-  return trace;
+    t.lines.push_back("diag " + d.file + " " + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.col) + " " + d.message);
+  t.handed_ahead = ahead;
+  return t;
+}
+
+void check_same(const std::vector<std::string>& one, const std::vector<std::string>& many) {
+  REQUIRE(many.size() == one.size());
+  auto diff = std::mismatch(one.begin(), one.end(), many.begin());
+  CHECK_MESSAGE(diff.first == one.end(), "first difference at " << (diff.first - one.begin()) << ": "
+                                                                << (diff.first == one.end() ? "" : *diff.first + " vs " + *diff.second));
 }
 
 }  // namespace
@@ -174,15 +196,34 @@ TEST_CASE("--jobs: parallel loading gives what the sequential load gives, in the
   auto inputs = expand_inputs({dir.path().string()}, diags);
   REQUIRE(inputs.size() == 4);
   const auto one = load_trace(inputs, 1);
-  CHECK(one.size() == 40000 + 1 + 2);  // every object but the broken one, two diagnostics
+  CHECK(one.threads == 1);
+  CHECK(one.handed_ahead == 0);
+  CHECK(one.lines.size() == 40000 + 1 + 2);  // every object but the broken one, two diagnostics
   for (unsigned jobs : {2u, 3u, 8u}) {
     CAPTURE(jobs);
     const auto many = load_trace(inputs, jobs);
-    REQUIRE(many.size() == one.size());
-    auto diff = std::mismatch(one.begin(), one.end(), many.begin());
-    CHECK_MESSAGE(diff.first == one.end(), "first difference at " << (diff.first - one.begin()) << ": "
-                                                                  << (diff.first == one.end() ? "" : *diff.first + " vs " + *diff.second));
+    CHECK(many.threads == jobs);
+    CHECK(many.handed_ahead == 40001);
+    check_same(one.lines, many.lines);
+    // The same units (the large file in parts) read in turn on the calling thread, as less input
+    // than options.threaded_min_bytes would be.
+    const auto in_turn = load_trace(inputs, jobs, SIZE_MAX);
+    CHECK(in_turn.threads == 1);
+    CHECK(in_turn.handed_ahead == 0);
+    check_same(one.lines, in_turn.lines);
   }
+  // The small files alone: under 256 KiB they are read on one thread, unless told otherwise.
+  const std::vector<Input> small = {inputs[0], inputs[2], inputs[3]};
+  const auto small_one = load_trace(small, 1);
+  CHECK(small_one.lines.size() == 3);  // two objects, one diagnostic
+  const auto small_default = load_trace(small, 2);
+  CHECK(small_default.threads == 1);
+  CHECK(small_default.handed_ahead == 0);
+  check_same(small_one.lines, small_default.lines);
+  const auto small_threaded = load_trace(small, 2, 0);
+  CHECK(small_threaded.threads == 2);
+  CHECK(small_threaded.handed_ahead == 2);
+  check_same(small_one.lines, small_threaded.lines);
 }
 
 TEST_CASE("apiVersion splits into group and version") {
