@@ -13,7 +13,6 @@
 #include <system_error>
 #include <vector>
 
-#include "cli/commands.h"
 #include "cli/net.h"
 #include "cli/version.h"
 

@@ -209,7 +209,7 @@ struct Unit {
   uint32_t first_line = 0;
   bool first_part = true;   // whole inputs, and the first part of a split one
   bool last_part = true;
-  size_t bytes = 0;         // of a whole input, as its size said before it was read
+  size_t bytes = 0;         // its text's size (a whole input's as its file said before it was read)
 };
 
 struct Parsed {
@@ -272,14 +272,14 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
     uint32_t line = 0;
     for (size_t k = 0; k <= cuts.size(); ++k) {
       size_t end = k < cuts.size() ? cuts[k] : text->size();
-      units.push_back(Unit{i, source, text, begin, end, line, k == 0, k == cuts.size(), 0});
+      units.push_back(Unit{i, source, text, begin, end, line, k == 0, k == cuts.size(), end - begin});
       line += static_cast<uint32_t>(std::count(text->begin() + static_cast<std::ptrdiff_t>(begin), text->begin() + static_cast<std::ptrdiff_t>(end), '\n'));
       begin = end;
     }
   }
 
   size_t total_bytes = 0;
-  for (const Unit& unit : units) total_bytes += unit.text ? unit.end - unit.begin : unit.bytes;
+  for (const Unit& unit : units) total_bytes += unit.bytes;
   if (units.size() == 1 || total_bytes < options.threaded_min_bytes) {
     // One unit of work (a worker would parse and check it while this thread waited), or so little
     // that starting the threads costs what they would save (2-core VM, perf stat -r 30, lint of
