@@ -53,12 +53,10 @@ class Reader {
     switch (*p_) {
       case '{': return object(out, depth);
       case '[': return array(out, depth);
-      case '"': {
-        std::string s;
-        if (!string(s)) return false;
-        out = std::move(s);
-        return true;
-      }
+      case '"':
+        // Read into the value's own string: no string to move into it afterwards.
+        out = json::value_t::string;
+        return string(out.get_ref<std::string&>());
       case 't':
         if (!literal("true")) return false;
         out = true;
@@ -108,15 +106,17 @@ class Reader {
     const size_t start = members_.size();
     const bool ok = elements('}', [&] {
       if (p_ == end_ || *p_ != '"') return false;
-      std::string key;
-      if (!string(key)) return false;
+      // The key is read into its member, which the member's value (read next) may push others
+      // after: it is found again by its index.
+      const size_t at = members_.size();
+      if (!string(members_.emplace_back().first)) return false;
       skip_space();
       if (p_ == end_ || *p_ != ':') return false;
       ++p_;
       skip_space();
       json v;
       if (!value(v, depth + 1)) return false;
-      members_.emplace_back(std::move(key), std::move(v));
+      members_[at].second = std::move(v);
       return true;
     });
     if (!ok) {
