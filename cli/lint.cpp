@@ -159,9 +159,7 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
   auto evaluation = std::make_unique<engine::Evaluation>(registry, config, std::move(eval_options));
   engine::Evaluation& eval = *evaluation;
   const unsigned used = engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags,
-                                            [&](std::span<engine::Object> objects, size_t from, size_t first) {
-                                              eval.precheck(objects, from, static_cast<uint32_t>(first));
-                                            });
+                                            [&](std::span<engine::Object> objects, size_t from) { eval.precheck(objects, from); });
   eval.set_jobs(used);  // an input read on one thread is finished on one
   eval.add_diagnostics(std::move(diags));
   auto finished = std::make_unique<engine::Result>(eval.finish());

@@ -147,6 +147,7 @@ struct Precheck {
   std::shared_ptr<Shard> shard;  // on the run's first object: their states, merged by `add`
   std::string ns;
   ObjectRef ref;
+  std::shared_ptr<ObjectIdentity> identity;  // ref's, which `add` gives the object's id and document
   std::optional<Exemptions> exemptions;
   CheckFindings findings;        // of the rules checked ahead
   bool left_to_add = false;      // some rule that sees the object checks it in `add` (input order)
@@ -221,20 +222,32 @@ struct Evaluation::Impl {
     return !plan->has_state(i) || (p.sharded && plan->mergeable(i));
   }
 
-  ObjectRef make_ref(const Object& obj, const std::string& ns) const {
+  ObjectRef make_ref(const Object& obj, const std::string& ns, std::shared_ptr<ObjectIdentity>* identity = nullptr) const {
     ObjectRef ref;
     ref.id = obj.id;
     ref.document = obj.document;
     ref.source = obj.source;
     ref.pos = obj.pos;
-    ref.identity = std::make_shared<const ObjectIdentity>(
-        ObjectIdentity{obj.item_pointer, obj.api_version, obj.gvk.kind, ns, obj.name.empty() ? obj.generate_name : obj.name});
+    auto made = std::make_shared<ObjectIdentity>(ObjectIdentity{obj.item_pointer, obj.api_version, obj.gvk.kind, ns,
+                                                                obj.name.empty() ? obj.generate_name : obj.name, obj.id,
+                                                                obj.document});
+    if (identity) *identity = made;
+    ref.identity = std::move(made);
     return ref;
+  }
+
+  // A ref made ahead of its object's id and document (precheck) takes them from its identity,
+  // which `add` has given them to.
+  static void settle(ObjectRef& ref) {
+    if (!ref.identity) return;
+    ref.id = ref.identity->id;
+    ref.document = ref.identity->document;
   }
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
 
   void push(const Rule& rule, const RuleSettings& settings, Finding f) {
+    settle(f.object);
     if (!wanted(f.object.id)) return;
     f.rule = rule.info().id;
     f.severity = settings.severity;
@@ -438,7 +451,7 @@ void Evaluation::Impl::precheck(const Object& obj, Precheck& out, bool rules, Sh
   out.sharded = shard != nullptr;
   out.ns = effective_namespace(obj, config);
   collect_exemptions(obj, out.ns, out);
-  out.ref = make_ref(obj, out.ns);
+  out.ref = make_ref(obj, out.ns, &out.identity);
   if (!rules) return;
   for (uint32_t i : plan->seeing(obj)) {
     if (!checked_ahead(i, out)) {
@@ -468,7 +481,7 @@ void Evaluation::Impl::check(const Object& obj, const ObjectRef& ref, const std:
   for (auto& [i, f] : found) push(i, std::move(f));
 }
 
-void Evaluation::precheck(std::span<Object> objects, size_t from, uint32_t first_id) const {
+void Evaluation::precheck(std::span<Object> objects, size_t from) const {
   const Impl& m = *impl_;
   const bool rules = !m.options.focus_on_added;  // focused evaluations check in finish()
   if (from >= objects.size()) return;
@@ -482,7 +495,6 @@ void Evaluation::precheck(std::span<Object> objects, size_t from, uint32_t first
   }
   for (size_t k = from; k < objects.size(); ++k) {
     Object& obj = objects[k];
-    obj.id = first_id + static_cast<uint32_t>(k);
     auto p = std::make_shared<Precheck>();
     m.precheck(obj, *p, rules, shard.get());
     if (rules && !p->left_to_add && !m.keeps(obj)) {  // done with
@@ -519,11 +531,17 @@ uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
   if (keep && obj.positions && obj.positions.use_count() == 1)
     obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
   Precheck here;
-  // A precheck gave the object the id `add` gives it, and its states saw the objects before it.
-  Precheck* pre = ahead && ahead->owner == &m && obj.id == m.next_id ? ahead.get() : &here;
+  obj.id = m.next_id;
+  Precheck* pre = ahead && ahead->owner == &m ? ahead.get() : &here;
   if (pre == &here) {
-    obj.id = m.next_id;
     m.precheck(obj, here, !focus, nullptr);
+  } else {
+    // Checked ahead, before the objects in front of it were counted: its id and document (a part
+    // of a split file learns where its documents start when the parts before it are read) reach
+    // the refs made then, in its findings and in rule states, through their identity.
+    pre->identity->id = obj.id;
+    pre->identity->document = obj.document;
+    settle(pre->ref);
   }
   ++m.next_id;
   ++m.objects;

@@ -125,7 +125,9 @@ class Evaluation {
   // The part of `add` that needs no input order, done ahead on another thread (`lint --jobs`; safe
   // to call concurrently, for different runs, with itself and with `add`) for a run of consecutive
   // objects, as they are parsed: `objects` is the run so far, of which those from `from` on are
-  // checked now, and `first_id` is how many objects are added before the run. Their ids, identity
+  // checked now, whether or not the objects before the run are known yet (an object's id, and its
+  // document within a split file, are given by `add`, which passes them on to the refs made here
+  // through their ObjectIdentity). Their identity
   // and exemptions, the checks of every rule that keeps no state, and those of rules whose state
   // can be merged (RuleState::mergeable), into a state of the run's own that `add` merges into the
   // rule's when it adds the run's first object (so a run is added only once all of it is checked, as
@@ -133,7 +135,7 @@ class Evaluation {
   // either way. An object that will not be kept and that no rule has left to `add` is done with
   // here: its body, views and positions are freed at once, on the thread and while the caches that
   // parsed it are warm.
-  void precheck(std::span<Object> objects, size_t from, uint32_t first_id) const;
+  void precheck(std::span<Object> objects, size_t from) const;
   // Diagnostics found while loading the input, kept with the result.
   void add_diagnostics(std::vector<Diagnostic> diags);
   // Threads for `finish` (EvalOptions::jobs), once the load has decided how many the input is worth.

@@ -240,7 +240,7 @@ std::vector<size_t> split_points(const std::string& text, size_t parts) {
 
 unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
                      const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                     const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed) {
+                     const std::function<void(std::span<Object>, size_t)>& on_parsed) {
   if (jobs <= 1) {
     uint32_t index = 0;
     for (const auto& in : inputs) load_input(in, index++, options, on_object, diags);
@@ -304,14 +304,6 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
   const size_t window = static_cast<size_t>(jobs) + 1;
   std::vector<std::optional<Parsed>> results(units.size());
   std::vector<std::vector<Object>> spent;
-  // Where each unit starts in the whole run: its first object's index and, within its input, its
-  // first document's. Known for unit u once the units before it are parsed.
-  struct Start {
-    size_t object = 0;
-    uint32_t document = 0;
-  };
-  std::vector<std::optional<Start>> starts(units.size() + 1);
-  starts[0] = Start{};
   std::mutex mu;
   std::condition_variable cv;
   // Units handed to workers, taken by the consumer, and done with (their objects are in `spent`).
@@ -334,26 +326,11 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
       if (u == units.size()) continue;  // only freed objects: wait for more
       Parsed p;
       const Unit& unit = units[u];
-      // Objects are checked ahead (on_parsed) as they are parsed, once the unit's start is known:
-      // it is when the units before it are parsed, which for the oldest unit in work is at once.
-      std::optional<Start> start;
-      auto learn_start = [&](bool wait) {
-        if (start) return;
-        std::unique_lock lock(mu);
-        if (wait) cv.wait(lock, [&] { return starts[u].has_value(); });
-        if (starts[u]) start = *starts[u];
-      };
-      size_t ahead = 0;  // objects of p handed to on_parsed
-      auto check_ahead = [&] {
-        if (!start || ahead == p.objects.size()) return;
-        for (size_t k = ahead; k < p.objects.size(); ++k) p.objects[k].document += start->document;
-        if (on_parsed) on_parsed(p.objects, ahead, start->object);
-        ahead = p.objects.size();
-      };
+      // Objects are checked ahead (on_parsed) as they are parsed, without waiting for the units
+      // before this one: their ids, and where a part's documents start, are given on adding them.
       auto collect = [&](Object&& o) {
         p.objects.push_back(std::move(o));
-        learn_start(false);
-        check_ahead();
+        if (on_parsed) on_parsed(p.objects, p.objects.size() - 1);
       };
       if (unit.text) {
         if (unit.begin < unit.end || unit.first_part)
@@ -364,16 +341,6 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
         if (read_input(inputs[unit.input], options, buffer.text(), p.diags))
           p.documents = load_text(buffer.text(), unit.source, options, collect, p.diags);
       }
-      // The next unit's start is known now: published before the objects still unchecked (those
-      // parsed before this unit's start was known) are checked.
-      learn_start(true);
-      {
-        std::lock_guard lock(mu);
-        const bool next_is_new_input = u + 1 >= units.size() || units[u + 1].first_part;
-        starts[u + 1] = Start{start->object + p.objects.size(), next_is_new_input ? 0 : start->document + p.documents};
-      }
-      cv.notify_all();
-      check_ahead();
       {
         std::lock_guard lock(mu);
         results[u] = std::move(p);
@@ -383,6 +350,7 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
   };
   std::vector<std::thread> threads;
   for (unsigned t = 0; t < jobs; ++t) threads.emplace_back(worker);
+  uint32_t documents = 0;  // of the input so far, before the unit's (a part of a split file)
   for (size_t u = 0; u < units.size(); ++u) {
     Parsed p;
     {
@@ -393,9 +361,15 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
       consumed = u + 1;
     }
     cv.notify_all();
-    if (units[u].first_part)
+    if (units[u].first_part) {
       for (auto& d : read_errors[units[u].input]) diags.push_back(std::move(d));
-    for (auto& o : p.objects) on_object(std::move(o));
+      documents = 0;
+    }
+    for (auto& o : p.objects) {
+      o.document += documents;
+      on_object(std::move(o));
+    }
+    documents += p.documents;
     for (auto& d : p.diags) diags.push_back(std::move(d));
     {
       std::lock_guard lock(mu);

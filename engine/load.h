@@ -51,11 +51,12 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
 // order, as the sequential load would call it; so are diagnostics appended. `on_parsed`, when
 // given and threads are used, is called first on the thread that parses them, as they are parsed, so that work that
 // needs no order (Evaluation::precheck) runs in parallel too, while the object is fresh in that
-// thread's caches: with the objects of one part parsed so far, the index of the first not handed
-// over before, and the index of the part's first object in the whole run (how many objects come
-// before it). Memory stays bounded: only a few parsed parts wait at a time.
+// thread's caches: with the objects of one part parsed so far and the index of the first not
+// handed over before. It runs whether or not the parts before are read yet: an object's
+// `document` counts from the start of its part until `on_object` has it (then from the start of
+// its input). Memory stays bounded: only a few parsed parts wait at a time.
 unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& options, unsigned jobs,
                      const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                     const std::function<void(std::span<Object>, size_t, size_t)>& on_parsed = {});
+                     const std::function<void(std::span<Object>, size_t)>& on_parsed = {});
 
 }  // namespace gpuguard::engine

@@ -106,6 +106,11 @@ struct ObjectIdentity {
   std::string kind;
   std::string namespace_;  // effective namespace ("" for cluster-scoped kinds)
   std::string name;
+  // The object's id and document once it is added: an object checked ahead (`lint --jobs`) is
+  // checked before the objects ahead of it are counted, and its refs, wherever rules keep them,
+  // learn both from here when the evaluation takes their findings (Evaluation::add).
+  uint32_t id = 0;
+  uint32_t document = 0;
 };
 
 // Identity of an object, kept with every finding so findings outlive object trees.

@@ -268,13 +268,16 @@ TEST_CASE("finish frees the kept objects unless told to leave them to the end of
 
 TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the bodies it is done with") {
   // Kept kinds (the LimitRange, the ResourceQuota) and objects only checked (the pods), in two runs
-  // checked ahead in pieces of one, two and three objects, as `lint --jobs` does while it parses.
+  // checked ahead in pieces of one, two and three objects, as `lint --jobs` does while it parses:
+  // the second run first, as a second thread may, before the first is counted, with documents
+  // numbered from its own start (a later part of a split file). Rules report on pods of the second
+  // run in `finish`, from refs their states kept, and one such pod is exempt from one of them.
   std::string yaml =
       "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: team-a}\n"
       "spec: {limits: [{type: Container, default: {nvidia.com/gpu: 1}}]}\n"
       "---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q, namespace: team-a}\nspec: {hard: {requests.nvidia.com/gpu: 4}}\n";
   for (int i = 0; i < 6; ++i) {
-    std::string pod = bad_pod();
+    std::string pod = bad_pod(i == 4 ? "  annotations: {gpuguard.io/ignore: priority-class-unknown}\n" : "");
     pod.replace(pod.find("name: "), 6, "name: p" + std::to_string(i) + "-");
     if (i % 2 == 0) pod.replace(pod.find("namespace: ml"), 13, "namespace: team-a");  // under the LimitRange
     yaml += "---\n" + pod;
@@ -285,30 +288,37 @@ TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the b
   auto report = [](const Result& r) {
     std::string s;
     for (const auto& f : r.findings)
-      s += f.rule + " " + f.object.name() + " " + std::to_string(f.object.document) + " " + f.pointer + " " +
-           std::to_string(f.pos.line) + ":" + std::to_string(f.pos.col) + " " + f.message + "\n";
+      s += f.rule + " " + f.object.name() + " " + std::to_string(f.object.id) + " " + std::to_string(f.object.document) +
+           " " + f.pointer + " " + std::to_string(f.pos.line) + ":" + std::to_string(f.pos.col) + " " + f.message +
+           (f.suppressed ? " (suppressed)" : "") + "\n";
     return s;
   };
   Evaluation plain(gpuguard::test::registry(), config, eo);
   for (auto& o : gpuguard::test::load_objects(yaml)) plain.add(std::move(o));
   const std::string expected = report(plain.finish());
   REQUIRE(!expected.empty());
+  CHECK(expected.find("priority-class-unknown p4-p 6 6 ") != std::string::npos);
+  CHECK(expected.find("dcgm-exporter-disabled p5-p 7 7 ") != std::string::npos);
+  CHECK(expected.find("(suppressed)") != std::string::npos);
 
   Evaluation ahead(gpuguard::test::registry(), config, eo);
   std::vector<Object> all = gpuguard::test::load_objects(yaml);
   REQUIRE(all.size() == 8);
   std::vector<std::vector<Object>> runs(2);
   const size_t pieces[2][3] = {{1, 2, 1}, {3, 1, 0}};  // run 1: objects 0..3, run 2: 4..7
-  size_t next = 0;
-  for (size_t r = 0; r < 2; ++r) {
-    const auto first_id = static_cast<uint32_t>(next);
+  for (size_t r : {1, 0}) {
+    size_t next = r * 4;
     for (size_t piece : pieces[r]) {
       const size_t from = runs[r].size();
-      for (size_t k = 0; k < piece; ++k) runs[r].push_back(std::move(all[next++]));
-      ahead.precheck(runs[r], from, first_id);
+      for (size_t k = 0; k < piece; ++k) {
+        runs[r].push_back(std::move(all[next++]));
+        runs[r].back().document -= static_cast<uint32_t>(r * 4);
+        runs[r].back().id = 1000;  // not an id: `add` gives it
+      }
+      ahead.precheck(runs[r], from);
     }
+    REQUIRE(next == r * 4 + 4);
   }
-  REQUIRE(next == 8);
   size_t freed = 0;
   for (auto& run : runs)
     for (auto& o : run) {
@@ -322,8 +332,11 @@ TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the b
       }
     }
   CHECK(freed == 6);
-  for (auto& run : runs)
-    for (auto& o : run) ahead.add(std::move(o));
+  for (size_t r = 0; r < 2; ++r)
+    for (auto& o : runs[r]) {
+      o.document += static_cast<uint32_t>(r * 4);  // where its run starts, now known
+      ahead.add(std::move(o));
+    }
   CHECK(report(ahead.finish()) == expected);
 }
 

@@ -160,7 +160,7 @@ Trace load_trace(const std::vector<Input>& inputs, unsigned jobs, size_t threade
                           o.name + " " + std::to_string(o.pos.line) + ":" + std::to_string(o.pos.col) + " " +
                           std::to_string(o.position_of("/metadata/name").line));
       },
-      diags, [&](std::span<Object> objects, size_t from, size_t /*first*/) { ahead += objects.size() - from; });
+      diags, [&](std::span<Object> objects, size_t from) { ahead += objects.size() - from; });
   for (const auto& d : diags)
     t.lines.push_back("diag " + d.file + " " + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.col) + " " + d.message);
   t.handed_ahead = ahead;
