@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -242,6 +243,7 @@ struct Evaluation::Impl {
     if (!ref.identity) return;
     ref.id = ref.identity->id;
     ref.document = ref.identity->document;
+    assert(ref.id != kNoObject && "a finding on an object checked ahead but never added");
   }
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
@@ -495,6 +497,7 @@ void Evaluation::precheck(std::span<Object> objects, size_t from) const {
   }
   for (size_t k = from; k < objects.size(); ++k) {
     Object& obj = objects[k];
+    obj.id = kNoObject;  // until `add` gives it one (settle: refs made now are not read before)
     auto p = std::make_shared<Precheck>();
     m.precheck(obj, *p, rules, shard.get());
     if (rules && !p->left_to_add && !m.keeps(obj)) {  // done with
@@ -542,6 +545,7 @@ uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
     pre->identity->id = obj.id;
     pre->identity->document = obj.document;
     settle(pre->ref);
+    ahead->owner = nullptr;  // taken: a copy of the object added again is checked afresh
   }
   ++m.next_id;
   ++m.objects;

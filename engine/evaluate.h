@@ -125,9 +125,10 @@ class Evaluation {
   // The part of `add` that needs no input order, done ahead on another thread (`lint --jobs`; safe
   // to call concurrently, for different runs, with itself and with `add`) for a run of consecutive
   // objects, as they are parsed: `objects` is the run so far, of which those from `from` on are
-  // checked now, whether or not the objects before the run are known yet (an object's id, and its
-  // document within a split file, are given by `add`, which passes them on to the refs made here
-  // through their ObjectIdentity). Their identity
+  // checked now, whether or not the objects before the run are known yet: `add` gives an object its
+  // id, and takes its `document` as the caller has set it by then (load_inputs adds where a split
+  // file's part starts), and passes both on to the refs made here through their ObjectIdentity.
+  // Every object checked ahead is added once, to this evaluation, in input order. Their identity
   // and exemptions, the checks of every rule that keeps no state, and those of rules whose state
   // can be merged (RuleState::mergeable), into a state of the run's own that `add` merges into the
   // rule's when it adds the run's first object (so a run is added only once all of it is checked, as

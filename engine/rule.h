@@ -106,14 +106,17 @@ struct ObjectIdentity {
   std::string kind;
   std::string namespace_;  // effective namespace ("" for cluster-scoped kinds)
   std::string name;
-  // The object's id and document once it is added: an object checked ahead (`lint --jobs`) is
-  // checked before the objects ahead of it are counted, and its refs, wherever rules keep them,
-  // learn both from here when the evaluation takes their findings (Evaluation::add).
+  // The object's id and document. An object checked ahead (`lint --jobs`) is checked before the
+  // objects in front of it are counted: Evaluation::add sets both here when it adds the object, and
+  // a ref made before then, wherever a rule keeps it, copies them from here when the evaluation
+  // takes a finding on it (until then its own fields hold kNoObject and the document within its part).
   uint32_t id = 0;
   uint32_t document = 0;
 };
 
-// Identity of an object, kept with every finding so findings outlive object trees.
+// Identity of an object, kept with every finding so findings outlive object trees. Rules carry
+// refs (to report on them in `finish`) but do not read `id` or `document`: the evaluation's, which
+// are final only once the object is added (ObjectIdentity).
 struct ObjectRef {
   uint32_t id = 0;
   uint32_t document = 0;

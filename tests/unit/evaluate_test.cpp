@@ -291,6 +291,8 @@ TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the b
       s += f.rule + " " + f.object.name() + " " + std::to_string(f.object.id) + " " + std::to_string(f.object.document) +
            " " + f.pointer + " " + std::to_string(f.pos.line) + ":" + std::to_string(f.pos.col) + " " + f.message +
            (f.suppressed ? " (suppressed)" : "") + "\n";
+    for (const auto& c : r.checked)  // the objects checked (JUnit's test cases)
+      s += "checked " + c.name() + " " + std::to_string(c.id) + " " + std::to_string(c.document) + "\n";
     return s;
   };
   Evaluation plain(gpuguard::test::registry(), config, eo);
