@@ -208,7 +208,6 @@ struct Unit {
   size_t begin = 0, end = 0;
   uint32_t first_line = 0;
   bool first_part = true;   // whole inputs, and the first part of a split one
-  bool last_part = true;
   size_t bytes = 0;         // its text's size (a whole input's as its file said before it was read)
 };
 
@@ -259,12 +258,12 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
     if (!big) {
       // A file whose size is not known beforehand (a pipe) counts as large.
       const size_t bytes = regular && !ec ? static_cast<size_t>(size) : kSplitBytes;
-      units.push_back(Unit{i, source, nullptr, 0, 0, 0, true, true, bytes});
+      units.push_back(Unit{i, source, nullptr, 0, 0, 0, true, bytes});
       continue;
     }
     auto text = std::make_shared<std::string>();
     if (!read_input(inputs[i], options, *text, read_errors[i])) {
-      units.push_back(Unit{i, source, std::make_shared<std::string>(), 0, 0, 0, true, true, 0});
+      units.push_back(Unit{i, source, std::make_shared<std::string>(), 0, 0, 0, true, 0});
       continue;
     }
     std::vector<size_t> cuts = split_points(*text, std::max<size_t>(2, text->size() / kSplitBytes));
@@ -272,7 +271,7 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
     uint32_t line = 0;
     for (size_t k = 0; k <= cuts.size(); ++k) {
       size_t end = k < cuts.size() ? cuts[k] : text->size();
-      units.push_back(Unit{i, source, text, begin, end, line, k == 0, k == cuts.size(), end - begin});
+      units.push_back(Unit{i, source, text, begin, end, line, k == 0, end - begin});
       line += static_cast<uint32_t>(std::count(text->begin() + static_cast<std::ptrdiff_t>(begin), text->begin() + static_cast<std::ptrdiff_t>(end), '\n'));
       begin = end;
     }
