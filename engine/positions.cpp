@@ -4,33 +4,72 @@
 
 namespace gpuguard::engine {
 
-uint32_t PositionIndex::add_key(std::string_view key) {
-  auto offset = static_cast<uint32_t>(keys_.size());
-  keys_.append(key);
-  return offset;
-}
-
-PositionIndex::NodeId PositionIndex::add(Pos pos, bool is_map, std::span<const Child> children) {
-  Node node{pos, is_map, static_cast<uint32_t>(children_.size()),
-            static_cast<uint32_t>(children.size())};
-  children_.insert(children_.end(), children.begin(), children.end());
-  nodes_.push_back(node);
-  return static_cast<NodeId>(nodes_.size() - 1);
-}
-
-const PositionIndex::Child* PositionIndex::child(NodeId n, std::string_view token) const {
-  if (n >= nodes_.size()) return nullptr;
+PositionIndex::Children PositionIndex::children(NodeId n) const {
+  if (n >= nodes_.size()) return {};
   const Node& node = nodes_[n];
-  if (node.is_map) {
-    for (uint32_t i = node.first; i < node.first + node.count; ++i)
-      if (key(children_[i]) == token) return &children_[i];
-    return nullptr;
+  if (node.type != Type::mapping && node.type != Type::sequence) return {};
+  return Children(this, n + 1, node.end, node.count);
+}
+
+bool PositionIndex::child(NodeId n, std::string_view token, NodeId& out) const {
+  if (n >= nodes_.size()) return false;
+  const Node& node = nodes_[n];
+  if (node.type == Type::mapping) {
+    for (NodeId c = n + 1; c < node.end; c = nodes_[c].end)
+      if ((nodes_[c].flags & kReplaced) == 0 && std::string_view(text_).substr(nodes_[c].key_offset, nodes_[c].key_size) == token) {
+        out = c;
+        return true;
+      }
+    return false;
   }
+  if (node.type != Type::sequence) return false;
   size_t idx = 0;
   auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), idx);
-  if (ec != std::errc{} || p != token.data() + token.size() || token.empty()) return nullptr;
-  if (idx >= node.count) return nullptr;
-  return &children_[node.first + idx];
+  if (ec != std::errc{} || p != token.data() + token.size() || token.empty()) return false;
+  if (idx >= node.count) return false;
+  NodeId c = n + 1;
+  for (; idx > 0; --idx) c = nodes_[c].end;  // sequence items are never replaced
+  out = c;
+  return true;
+}
+
+void PositionIndex::json_into(NodeId n, json& out, std::vector<json::object_t::value_type>& members) const {
+  const Node& node = nodes_[n];
+  switch (node.type) {
+    case Type::null: out = nullptr; return;
+    case Type::boolean: out = node.v.b; return;
+    case Type::integer: out = node.v.i; return;
+    case Type::floating: out = node.v.d; return;
+    case Type::string: out = std::string(string(n)); return;
+    case Type::sequence: {
+      out = json::array();
+      auto& items = out.get_ref<json::array_t&>();
+      items.resize(node.count);
+      size_t i = 0;
+      for (NodeId c = n + 1; c < node.end; c = nodes_[c].end) json_into(c, items[i++], members);
+      return;
+    }
+    case Type::mapping: {
+      const size_t first = members.size();
+      for (NodeId c = n + 1; c < node.end; c = nodes_[c].end) {
+        if ((nodes_[c].flags & kReplaced) != 0) continue;
+        // The value first: a mapping in it pushes its members above this one's and takes them off.
+        json value;
+        json_into(c, value, members);
+        members.emplace_back(std::string(text_.data() + nodes_[c].key_offset, nodes_[c].key_size), std::move(value));
+      }
+      out = json(json::object_t::take(members, first));
+      return;
+    }
+  }
+}
+
+json PositionIndex::json_of(NodeId n) const {
+  json out;
+  if (n >= nodes_.size()) return out;
+  std::vector<json::object_t::value_type> members;
+  json_into(n, out, members);
+  return out;
 }
 
 namespace {
@@ -59,13 +98,14 @@ void each_token(std::string_view pointer, Step step) {
 
 bool PositionIndex::find(std::string_view pointer, NodeId root, NodeId& out) const {
   NodeId n = root;
-  bool found = true;
-  each_token(pointer, [&](std::string_view token) {
-    const Child* c = child(n, token);
-    if (!c) return found = false;
-    n = c->node;
-    return true;
-  });
+  bool found = root < nodes_.size();
+  if (found)
+    each_token(pointer, [&](std::string_view token) {
+      NodeId c = 0;
+      if (!child(n, token, c)) return found = false;
+      n = c;
+      return true;
+    });
   if (found) out = n;
   return found;
 }
@@ -75,10 +115,10 @@ Pos PositionIndex::resolve(std::string_view pointer, NodeId root) const {
   NodeId n = root;
   Pos best = nodes_[n].pos;
   each_token(pointer, [&](std::string_view token) {
-    const Child* c = child(n, token);
-    if (!c) return false;
-    best = c->key_pos.known() ? c->key_pos : nodes_[c->node].pos;
-    n = c->node;
+    NodeId c = 0;
+    if (!child(n, token, c)) return false;
+    best = nodes_[c].key_pos.known() ? nodes_[c].key_pos : nodes_[c].pos;
+    n = c;
     return true;
   });
   return best;

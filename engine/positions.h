@@ -1,16 +1,21 @@
 #pragma once
-// Source positions for every node of a loaded document, addressed by JSON pointer.
+// A loaded document: every node's value and source position, addressed by JSON pointer.
 //
-// The index mirrors the shape of the JSON body: `root()` is the document's root node, each mapping node
-// lists its keys (with the key's own position) and each sequence node its items. Aliased subtrees
-// share nodes, so an alias costs one child entry, not a copy.
+// The document is one array of nodes in document order (a node's subtree follows it, and the node
+// says where the subtree ends) and one text buffer holding its keys and strings: two allocations
+// however large the document, freed at once. `root()` is the document's root node; a mapping's
+// children carry their keys (with the key's own position), a sequence's its items. An aliased
+// subtree is copied where the alias stands (the alias budget bounds the copies); an entry that a
+// later one of the same key replaced (a duplicate key, or a merge key's) stays in the array, marked,
+// and is skipped. json_of() makes the engine's JSON of any node.
 
+#include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/json.h"
 #include "engine/types.h"
 
 namespace gpuguard::engine {
@@ -18,25 +23,61 @@ namespace gpuguard::engine {
 class PositionIndex {
  public:
   using NodeId = uint32_t;
+  static constexpr NodeId kNoNode = UINT32_MAX;
+  enum class Type : uint8_t { null, boolean, integer, floating, string, mapping, sequence };
 
-  // A mapping entry or a sequence item. A key is kept in the index's key text (key()), not in
-  // a string of its own: a document's keys take one buffer.
+  // A live mapping entry or sequence item, as children() yields it. A key is kept in the
+  // document's text (key()), not in a string of its own.
   struct Child {
-    uint32_t key_offset = 0;  // mapping key in the key text; empty for sequence items
+    uint32_t key_offset = 0;  // mapping key in the text; empty for sequence items
     uint32_t key_size = 0;
     Pos key_pos;  // position of the key (or of the sequence item)
     NodeId node = 0;
   };
 
-  // Appends a mapping key to the key text; a Child with the returned offset and size names it.
-  [[nodiscard]] uint32_t add_key(std::string_view key);
-  [[nodiscard]] std::string_view key(const Child& c) const { return std::string_view(keys_).substr(c.key_offset, c.key_size); }
+  // The live children of a mapping or sequence, in document order.
+  class Children {
+   public:
+    class iterator {
+     public:
+      using value_type = Child;
+      using difference_type = std::ptrdiff_t;
+      iterator() = default;
+      iterator(const PositionIndex* idx, NodeId n, NodeId last) : idx_(idx), n_(n), last_(last) { skip(); }
+      Child operator*() const { return idx_->child_of(n_); }
+      iterator& operator++() {
+        n_ = idx_->nodes_[n_].end;
+        skip();
+        return *this;
+      }
+      iterator operator++(int) {
+        iterator old = *this;
+        ++*this;
+        return old;
+      }
+      bool operator==(const iterator& o) const { return n_ == o.n_; }
 
-  // Appends a node with its children, returns its id. Mapping keys must be unique (the loader
-  // resolves duplicates before it adds the node).
-  NodeId add(Pos pos, bool is_map, std::span<const Child> children);
-  // A scalar leaf.
-  NodeId add_leaf(Pos pos) { return add(pos, false, {}); }
+     private:
+      void skip();
+      const PositionIndex* idx_ = nullptr;
+      NodeId n_ = 0;
+      NodeId last_ = 0;
+    };
+    Children() = default;
+    Children(const PositionIndex* idx, NodeId first, NodeId last, uint32_t count)
+        : idx_(idx), first_(first), last_(last), count_(count) {}
+    [[nodiscard]] iterator begin() const { return idx_ ? iterator(idx_, first_, last_) : iterator(); }
+    [[nodiscard]] iterator end() const { return idx_ ? iterator(idx_, last_, last_) : iterator(); }
+    [[nodiscard]] size_t size() const { return count_; }
+    [[nodiscard]] bool empty() const { return count_ == 0; }
+
+   private:
+    const PositionIndex* idx_ = nullptr;
+    NodeId first_ = 0, last_ = 0;
+    uint32_t count_ = 0;
+  };
+
+  [[nodiscard]] std::string_view key(const Child& c) const { return std::string_view(text_).substr(c.key_offset, c.key_size); }
 
   // Position of the node a JSON pointer (RFC 6901) names, relative to `root`. A mapping entry
   // resolves to its key's position, a sequence item to the item. A pointer into a part that does
@@ -47,27 +88,58 @@ class PositionIndex {
   // Node id for a pointer, if every token exists.
   [[nodiscard]] bool find(std::string_view pointer, NodeId root, NodeId& out) const;
   [[nodiscard]] NodeId root() const { return root_; }
-  void set_root(NodeId n) { root_ = n; }
   [[nodiscard]] Pos pos(NodeId n) const { return n < nodes_.size() ? nodes_[n].pos : Pos{}; }
-  [[nodiscard]] std::span<const Child> children(NodeId n) const {
-    if (n >= nodes_.size()) return {};
-    return {children_.data() + nodes_[n].first, nodes_[n].count};
-  }
+  [[nodiscard]] Children children(NodeId n) const;
+  // Nodes held (live, and replaced ones the document overwrote).
   [[nodiscard]] size_t size() const { return nodes_.size(); }
 
+  // The values (the loader keeps each scalar here; json_of makes the engine's JSON of a node).
+  [[nodiscard]] Type type(NodeId n) const { return nodes_[n].type; }
+  [[nodiscard]] std::string_view string(NodeId n) const {
+    return std::string_view(text_).substr(nodes_[n].v.s.offset, nodes_[n].v.s.size);
+  }
+  [[nodiscard]] json json_of(NodeId n) const;
+
  private:
+  friend class DocumentBuilder;  // engine/yaml_load.cpp
+
+  static constexpr uint8_t kReplaced = 1;  // a mapping entry a later one of the same key replaced
+  static constexpr uint8_t kMerged = 2;    // a mapping entry that came from a merge key (`<<`)
+  // One node; a document is its nodes in document order (a node's subtree follows it).
   struct Node {
+    Type type = Type::null;
+    uint8_t flags = 0;
+    NodeId end = 0;         // one past the last node of the subtree
+    uint32_t count = 0;     // live children of a mapping or sequence
+    uint32_t key_offset = 0;  // a mapping entry's key in text_
+    uint32_t key_size = 0;
     Pos pos;
-    bool is_map = false;
-    uint32_t first = 0;  // into children_
-    uint32_t count = 0;
+    Pos key_pos;            // a mapping entry's key; a sequence item's own position
+    union Value {
+      bool b;
+      int64_t i;
+      double d;
+      struct {
+        uint32_t offset;
+        uint32_t size;
+      } s;
+    } v{};
   };
-  const Child* child(NodeId n, std::string_view token) const;
+  [[nodiscard]] Child child_of(NodeId n) const {
+    const Node& node = nodes_[n];
+    return Child{node.key_offset, node.key_size, node.key_pos, n};
+  }
+  [[nodiscard]] bool child(NodeId n, std::string_view token, NodeId& out) const;
+  void json_into(NodeId n, json& out, std::vector<json::object_t::value_type>& members) const;
+
   std::vector<Node> nodes_;
-  std::vector<Child> children_;
-  std::string keys_;
+  std::string text_;  // keys and strings
   NodeId root_ = 0;
 };
+
+inline void PositionIndex::Children::iterator::skip() {
+  while (n_ < last_ && (idx_->nodes_[n_].flags & kReplaced) != 0) n_ = idx_->nodes_[n_].end;
+}
 
 // RFC 6901 helpers.
 [[nodiscard]] std::string pointer_escape(std::string_view token);

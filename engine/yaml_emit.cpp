@@ -68,9 +68,14 @@ void emit(YAML::Emitter& out, const json& v, const PositionIndex* positions, boo
         out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
         return;
       }
-      auto items = have_node && positions ? positions->children(node) : std::span<const PositionIndex::Child>{};
+      const PositionIndex::Children items = have_node && positions ? positions->children(node) : PositionIndex::Children{};
+      auto item = items.begin();
       out << YAML::BeginSeq;
-      for (size_t i = 0; i < v.size(); ++i) emit(out, v[i], positions, i < items.size(), i < items.size() ? items[i].node : 0);
+      for (size_t i = 0; i < v.size(); ++i) {
+        const bool known = i < items.size();
+        emit(out, v[i], positions, known, known ? (*item).node : 0);
+        if (known) ++item;
+      }
       out << YAML::EndSeq;
       return;
     }

@@ -261,42 +261,9 @@ int feed_handler(void* data, unsigned char* buffer, size_t size, size_t* size_re
   return 1;
 }
 
-struct Completed {
-  json value;
-  PositionIndex::NodeId node = 0;
-  Pos pos;
-  size_t count = 1;
-};
-
-struct Anchor {
-  json value;
-  PositionIndex::NodeId node = 0;
-  size_t count = 1;
-};
-
 struct KeyHash {
   using is_transparent = void;
   size_t operator()(std::string_view key) const noexcept { return std::hash<std::string_view>{}(key); }
-};
-using KeyIndex = std::unordered_map<std::string, size_t, KeyHash, std::equal_to<>>;  // key → offset
-
-struct Frame {
-  bool is_map = false;
-  Pos pos;
-  std::string anchor;
-  json value;              // a sequence's items; a mapping's value is made when it ends
-  size_t child_start = 0;  // this frame's children are child_stack_[child_start..]
-  // A mapping's members are member_stack_[member_start..], in document order, each with its child
-  // at the same offset from child_start; for a large mapping, `index` finds a key's offset.
-  size_t member_start = 0;
-  std::unique_ptr<KeyIndex> index;
-  std::unique_ptr<std::set<std::string, std::less<>>> merged;  // keys that came from a merge, not written here
-  size_t count = 1;
-  // Mapping state: the key waiting for its value.
-  bool have_key = false;
-  bool key_is_merge = false;
-  std::string key;
-  Pos key_pos;
 };
 
 struct DocError {
@@ -304,19 +271,37 @@ struct DocError {
   std::string message;
 };
 
-class Builder {
+// A scalar as go-yaml resolves it, before it becomes a node or a key.
+struct Scalar {
+  PositionIndex::Type type = PositionIndex::Type::null;
+  bool b = false;
+  int64_t i = 0;
+  double d = 0;
+  std::string_view text;  // a string's text (a view of the event's, or of `decoded`)
+  std::string decoded;    // !!binary
+  bool is_merge = false;
+};
+
+}  // namespace
+
+// Builds a document (PositionIndex) from libyaml's events as they come: each node is appended where
+// it starts, a mapping or sequence learns where its subtree ends when it ends, and scalars and keys
+// go into the document's text. Kubernetes' YAML semantics (go-yaml v2 via sigs.k8s.io/yaml): plain
+// scalars resolved by YAML 1.1 rules, non-string keys turned into strings, merge keys applied in
+// document order, aliases expanded within a node budget.
+class DocumentBuilder {
  public:
-  Builder(const YamlLimits& limits, std::string_view file, uint32_t line_offset,
-          std::vector<Diagnostic>& diags)
+  DocumentBuilder(const YamlLimits& limits, std::string_view file, uint32_t line_offset, std::vector<Diagnostic>& diags)
       : limits_(limits), file_(file), line_offset_(line_offset), diags_(diags) {}
 
   void start_document() {
     frames_.clear();
-    child_stack_.clear();
-    member_stack_.clear();
     anchors_.clear();
-    positions_ = std::make_shared<PositionIndex>();
-    root_.reset();
+    doc_ = std::make_shared<PositionIndex>();
+    // Room for as much as the last document took (a stream's documents are mostly alike).
+    doc_->nodes_.reserve(last_nodes_);
+    doc_->text_.reserve(last_text_);
+    root_ = PositionIndex::kNoNode;
     error_.reset();
     nodes_ = 0;
     alias_nodes_ = 0;
@@ -329,11 +314,13 @@ class Builder {
       diags_.push_back({Severity::error, std::string(file_), error_->pos, error_->message});
       return false;
     }
-    if (!root_ || root_->value.is_null()) return false;
-    doc.body = std::move(root_->value);
-    doc.start = root_->pos;
-    positions_->set_root(root_->node);
-    doc.positions = std::move(positions_);
+    if (root_ == PositionIndex::kNoNode || node(root_).type == Type::null) return false;
+    last_nodes_ = std::min<size_t>(doc_->nodes_.size(), kReserveAtMost);
+    last_text_ = std::min<size_t>(doc_->text_.size(), kReserveAtMost);
+    doc_->root_ = root_;
+    doc.body = doc_->json_of(root_);
+    doc.start = node(root_).pos;
+    doc.positions = std::move(doc_);
     return true;
   }
 
@@ -351,6 +338,38 @@ class Builder {
   }
 
  private:
+  using Type = PositionIndex::Type;
+  using Node = PositionIndex::Node;
+  using NodeId = PositionIndex::NodeId;
+  using KeyIndex = std::unordered_map<std::string, NodeId, KeyHash, std::equal_to<>>;  // key → entry
+
+  struct Frame {
+    NodeId node = 0;
+    bool is_map = false;
+    std::string anchor;
+    size_t count = 1;  // nodes in the subtree (for the alias budget)
+    // Mapping state: the key waiting for its value.
+    bool have_key = false;
+    bool key_is_merge = false;
+    uint32_t key_offset = 0;
+    uint32_t key_size = 0;
+    Pos key_pos;
+    // For a large mapping, where each key's live entry is.
+    std::unique_ptr<KeyIndex> index;
+  };
+  struct Anchor {
+    NodeId node = 0;
+    size_t count = 1;
+  };
+
+  std::vector<Node>& nodes() { return doc_->nodes_; }
+  Node& node(NodeId n) { return doc_->nodes_[n]; }
+  std::string& text() { return doc_->text_; }
+  std::string_view key_of(NodeId n) {
+    const Node& x = node(n);
+    return std::string_view(text()).substr(x.key_offset, x.key_size);
+  }
+
   void fail(Pos pos, std::string message) {
     if (!error_) error_ = DocError{pos, std::move(message)};
   }
@@ -359,7 +378,8 @@ class Builder {
 
   bool count_node(Pos pos, size_t n, bool from_alias) {
     nodes_ += n;
-    if (from_alias) alias_nodes_ += n;
+    if (!from_alias) return true;  // a node written out only raises the budget
+    alias_nodes_ += n;
     size_t own = nodes_ - alias_nodes_;
     if (alias_nodes_ > limits_.alias_node_budget + limits_.alias_node_ratio * own) {
       fail(pos, "aliases expand this document to more than " +
@@ -368,6 +388,32 @@ class Builder {
       return false;
     }
     return true;
+  }
+
+  // Appends a node where the current mapping's key or the current sequence's next item goes.
+  NodeId add_node(Type type, Pos pos) {
+    const auto id = static_cast<NodeId>(nodes().size());
+    Node& n = nodes().emplace_back();
+    n.type = type;
+    n.pos = pos;
+    n.end = id + 1;
+    if (!frames_.empty()) {
+      const Frame& f = frames_.back();
+      if (f.is_map) {
+        n.key_offset = f.key_offset;
+        n.key_size = f.key_size;
+        n.key_pos = f.key_pos;
+      } else {
+        n.key_pos = pos;
+      }
+    }
+    return id;
+  }
+
+  uint32_t add_text(std::string_view s) {
+    const auto offset = static_cast<uint32_t>(text().size());
+    text().append(s);
+    return offset;
   }
 
   void on_scalar(const yaml_event_t& ev) {
@@ -384,74 +430,81 @@ class Builder {
     const bool plain = (sc.plain_implicit != 0 || sc.tag != nullptr) && tag.empty();
 
     if (!count_node(pos, 1, false)) return;
-    // Keys, the common case: a string key needs no JSON value.
+    // Keys, the common case: a string key needs no value.
     if (expecting_key() && tag.empty()) {
       if (!plain) {
-        set_key_string(std::string(text), false, pos);
+        set_key_text(text, false, pos);
         return;
       }
       ResolvedScalar r = resolve_plain_scalar(text);
-      if (r.type == ScalarType::string) {
-        set_key_string(std::string(text), false, pos);
-        return;
-      }
-      if (r.type == ScalarType::merge) {
-        set_key_string(std::string(text), true, pos);
+      if (r.type == ScalarType::string || r.type == ScalarType::merge) {
+        set_key_text(text, r.type == ScalarType::merge, pos);
         return;
       }
     }
-    json value;
-    bool is_merge = false;
+    Scalar value;
     if (plain) {
       ResolvedScalar r = resolve_plain_scalar(text);
       switch (r.type) {
-        case ScalarType::null: value = nullptr; break;
-        case ScalarType::boolean: value = r.b; break;
-        case ScalarType::integer: value = r.i; break;
-        case ScalarType::floating: value = r.d; break;
-        case ScalarType::string: value = std::string(text); break;
+        case ScalarType::null: value.type = Type::null; break;
+        case ScalarType::boolean: value.type = Type::boolean; value.b = r.b; break;
+        case ScalarType::integer: value.type = Type::integer; value.i = r.i; break;
+        case ScalarType::floating: value.type = Type::floating; value.d = r.d; break;
+        case ScalarType::string: value.type = Type::string; value.text = text; break;
         case ScalarType::merge:
-          is_merge = true;
-          value = std::string(text);
+          value.type = Type::string;
+          value.text = text;
+          value.is_merge = true;
           break;
       }
     } else if (tag.empty()) {
-      value = std::string(text);  // quoted or block scalar: always a string
-    } else if (!resolve_tagged(text, tag, pos, value, is_merge)) {
+      value.type = Type::string;  // quoted or block scalar: always a string
+      value.text = text;
+    } else if (!resolve_tagged(text, tag, pos, value)) {
       return;
     }
 
     if (expecting_key()) {
-      set_key(value, is_merge, pos);
+      set_key(value, pos);
       return;
     }
-    if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    if (value.type == Type::floating && !std::isfinite(value.d)) {
       // sigs.k8s.io/yaml: "json: unsupported value: +Inf" — kubectl refuses the document.
       fail(pos, "`" + std::string(text) + "` is not a finite number; Kubernetes' YAML→JSON conversion rejects it (quote it if a string is meant)");
       return;
     }
-    Completed c{std::move(value), positions_->add_leaf(pos), pos, 1};
-    register_anchor(sc.anchor, c);
-    deliver(std::move(c));
+    const NodeId id = add_node(value.type, pos);
+    Node& n = node(id);
+    switch (value.type) {
+      case Type::boolean: n.v.b = value.b; break;
+      case Type::integer: n.v.i = value.i; break;
+      case Type::floating: n.v.d = value.d; break;
+      case Type::string: {
+        n.v.s.size = static_cast<uint32_t>(value.text.size());
+        n.v.s.offset = add_text(value.text);  // `n` may not be used after this (no node is added)
+        break;
+      }
+      default: break;
+    }
+    if (sc.anchor) anchors_[reinterpret_cast<const char*>(sc.anchor)] = Anchor{id, 1};
+    deliver(id, 1);
   }
 
   // Explicit tags (go-yaml v2 resolve(): only "", !!str, !!bool, !!int, !!float, !!null and
   // !!timestamp are resolved; other tags keep the text; !!binary is base64-decoded).
-  bool resolve_tagged(std::string_view text, std::string_view tag, Pos pos, json& out, bool& is_merge) {
+  bool resolve_tagged(std::string_view text, std::string_view tag, Pos pos, Scalar& out) {
+    auto as_string = [&] {
+      out.type = Type::string;
+      out.text = text;
+      return true;
+    };
     std::string_view short_tag = tag;
     if (tag.starts_with(kTagPrefix)) short_tag = tag.substr(kTagPrefix.size());
-    else {
-      out = std::string(text);  // a custom tag: go-yaml keeps the text
-      return true;
-    }
-    if (short_tag == "str" || short_tag == "timestamp") {
-      out = std::string(text);
-      return true;
-    }
+    else return as_string();  // a custom tag: go-yaml keeps the text
+    if (short_tag == "str" || short_tag == "timestamp") return as_string();
     if (short_tag == "merge" && text == "<<") {
-      is_merge = true;
-      out = std::string(text);
-      return true;
+      out.is_merge = true;
+      return as_string();
     }
     if (short_tag == "binary") {
       auto decoded = base64_decode(text);
@@ -459,7 +512,9 @@ class Builder {
         fail(pos, "!!binary value contains invalid base64 data");
         return false;
       }
-      out = std::move(*decoded);
+      out.type = Type::string;
+      out.decoded = std::move(*decoded);
+      out.text = out.decoded;
       return true;
     }
     ResolvedScalar r = resolve_plain_scalar(text);
@@ -469,53 +524,67 @@ class Builder {
     };
     if (short_tag == "int") {
       if (r.type != ScalarType::integer) return mismatch(r.type == ScalarType::floating ? "float" : "str");
-      out = r.i;
+      out.type = Type::integer;
+      out.i = r.i;
       return true;
     }
     if (short_tag == "float") {
-      if (r.type == ScalarType::integer) out = static_cast<double>(r.i);
-      else if (r.type == ScalarType::floating) out = r.d;
+      if (r.type == ScalarType::integer) out.d = static_cast<double>(r.i);
+      else if (r.type == ScalarType::floating) out.d = r.d;
       else return mismatch("str");
+      out.type = Type::floating;
       return true;
     }
     if (short_tag == "bool") {
       if (r.type != ScalarType::boolean) return mismatch("str");
-      out = r.b;
+      out.type = Type::boolean;
+      out.b = r.b;
       return true;
     }
     if (short_tag == "null") {
       if (r.type != ScalarType::null) return mismatch("str");
-      out = nullptr;
+      out.type = Type::null;
       return true;
     }
-    out = std::string(text);
-    return true;
+    return as_string();
   }
 
-  void set_key_string(std::string key, bool is_merge, Pos pos) {
+  // Whether a mapping key fits the document's key text, which is bounded by the document limit:
+  // without aliases the keys cannot outgrow the document, but a long scalar used as a key by many
+  // aliases can (as a "billion laughs" does with nodes).
+  bool key_text_within(std::string_view key, Pos pos) {
+    const size_t limit = std::min<size_t>(limits_.max_document_bytes, std::numeric_limits<uint32_t>::max() / 2);  // keys and strings share the text
+    key_bytes_ += key.size();
+    if (key_bytes_ <= limit) return true;
+    fail(pos, "the document's mapping keys add up to more than " + std::to_string(limit) +
+                  " bytes (aliases repeating a long key?)");
+    return false;
+  }
+
+  void set_key_text(std::string_view key, bool is_merge, Pos pos) {
+    if (!key_text_within(key, pos)) return;
     Frame& f = frames_.back();
     f.have_key = true;
     f.key_is_merge = is_merge;
     f.key_pos = pos;
-    f.key = std::move(key);
+    f.key_size = static_cast<uint32_t>(key.size());
+    f.key_offset = add_text(key);
   }
 
-  void set_key(const json& key, bool is_merge, Pos pos) {
-    Frame& f = frames_.back();
-    f.have_key = true;
-    f.key_is_merge = is_merge;
-    f.key_pos = pos;
-    // sigs.k8s.io/yaml converts non-string keys to strings.
-    if (key.is_string()) f.key = key.get<std::string>();
-    else if (key.is_boolean()) f.key = key.get<bool>() ? "true" : "false";
-    else if (key.is_number_integer()) f.key = std::to_string(key.get<int64_t>());
-    else if (key.is_number_float()) {
-      double d = key.get<double>();
-      if (std::isnan(d)) f.key = ".nan";
-      else if (std::isinf(d)) f.key = d > 0 ? ".inf" : "-.inf";
-      else f.key = go_format_float_g(d, 32);
-    } else {
-      fail(pos, "a null mapping key cannot be converted to JSON");
+  // sigs.k8s.io/yaml converts non-string keys to strings.
+  void set_key(const Scalar& key, Pos pos) {
+    switch (key.type) {
+      case Type::string: set_key_text(std::string(key.text), key.is_merge, pos); return;
+      case Type::boolean: set_key_text(key.b ? "true" : "false", false, pos); return;
+      case Type::integer: set_key_text(std::to_string(key.i), false, pos); return;
+      case Type::floating: {
+        const double d = key.d;
+        if (std::isnan(d)) set_key_text(".nan", false, pos);
+        else if (std::isinf(d)) set_key_text(d > 0 ? ".inf" : "-.inf", false, pos);
+        else set_key_text(go_format_float_g(d, 32), false, pos);
+        return;
+      }
+      default: fail(pos, "a null mapping key cannot be converted to JSON"); return;
     }
   }
 
@@ -530,37 +599,27 @@ class Builder {
       return;
     }
     if (!count_node(pos, 1, false)) return;
-    Frame f;
-    f.is_map = is_map;
-    f.pos = pos;
-    if (!is_map) f.value = json::array();
-    f.child_start = child_stack_.size();
-    f.member_start = member_stack_.size();
+    const NodeId id = add_node(is_map ? Type::mapping : Type::sequence, pos);  // where the parent wants it
+    Frame& g = frames_.emplace_back();
+    g.node = id;
+    g.is_map = is_map;
     const yaml_char_t* anchor = is_map ? ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
-    if (anchor) f.anchor = reinterpret_cast<const char*>(anchor);
-    frames_.push_back(std::move(f));
+    if (anchor) g.anchor = reinterpret_cast<const char*>(anchor);
   }
 
   void on_end() {
     if (frames_.empty()) return;
-    Frame f = std::move(frames_.back());
-    frames_.pop_back();
+    Frame& f = frames_.back();
     if (f.is_map && f.have_key) {  // cannot happen with a well-formed event stream
       fail(f.key_pos, "mapping key without a value");
       return;
     }
-    PositionIndex::NodeId node = positions_->add(
-        f.pos, f.is_map, std::span<const PositionIndex::Child>(child_stack_.data() + f.child_start, child_stack_.size() - f.child_start));
-    child_stack_.resize(f.child_start);
-    if (f.is_map) {
-      // The members, sorted once (their keys are distinct: put() replaced repeated ones).
-      f.value = json(json::object_t::take(member_stack_, f.member_start));
-    }
-    Completed c{std::move(f.value), node, f.pos, f.count};
-    if (!f.anchor.empty()) {
-      anchors_[f.anchor] = Anchor{c.value, c.node, c.count};
-    }
-    deliver(std::move(c));
+    const NodeId id = f.node;
+    const size_t count = f.count;
+    node(id).end = static_cast<NodeId>(nodes().size());
+    if (!f.anchor.empty()) anchors_[f.anchor] = Anchor{id, count};
+    frames_.pop_back();
+    deliver(id, count);
   }
 
   void on_alias(const yaml_event_t& ev) {
@@ -577,145 +636,161 @@ class Builder {
       fail(pos, "unknown anchor '" + name + "' referenced");
       return;
     }
-    if (!count_node(pos, it->second.count, true)) return;
+    const Anchor anchor = it->second;
+    if (!count_node(pos, anchor.count, true)) return;
+    const Node& target = node(anchor.node);
     if (expecting_key()) {
-      if (it->second.value.is_object() || it->second.value.is_array()) {
+      if (target.type == Type::mapping || target.type == Type::sequence) {
         fail(pos, "alias *" + name + " to a collection cannot be a mapping key");
         return;
       }
-      set_key(it->second.value, false, pos);
+      Scalar key;
+      key.type = target.type;
+      key.b = target.v.b;
+      key.i = target.v.i;
+      key.d = target.v.d;
+      std::string copy;  // the key is appended to the text it is read from
+      if (target.type == Type::string) copy = std::string(doc_->string(anchor.node));
+      key.text = copy;
+      set_key(key, pos);
       return;
     }
-    Completed c{it->second.value, it->second.node, pos, it->second.count};
-    deliver(std::move(c));
+    if (!frames_.empty() && frames_.back().is_map && frames_.back().key_is_merge) {
+      // `<<: *base`: the anchored mapping's entries are merged from where they are.
+      Frame& f = frames_.back();
+      f.count += anchor.count;
+      f.have_key = false;
+      merge_into(f, anchor.node);
+      return;
+    }
+    const NodeId copy = copy_subtree(anchor.node);
+    Node& c = node(copy);
+    c.flags = 0;
+    if (!frames_.empty()) {
+      const Frame& f = frames_.back();
+      if (f.is_map) {
+        c.key_offset = f.key_offset;
+        c.key_size = f.key_size;
+        c.key_pos = f.key_pos;
+      } else {
+        c.key_pos = pos;
+      }
+    } else {
+      c.key_pos = Pos{};
+    }
+    deliver(copy, anchor.count);
   }
 
-  void register_anchor(const yaml_char_t* anchor, const Completed& c) {
-    if (anchor) anchors_[reinterpret_cast<const char*>(anchor)] = Anchor{c.value, c.node, c.count};
-  }
-
-  // Whether a mapping key fits the document's key text, which is bounded by the document limit:
-  // without aliases the keys cannot outgrow the document, but a long scalar used as a key by many
-  // aliases can (as a "billion laughs" does with nodes).
-  bool key_text_within(std::string_view key, Pos pos) {
-    const size_t limit = std::min<size_t>(limits_.max_document_bytes, std::numeric_limits<uint32_t>::max());
-    key_bytes_ += key.size();
-    if (key_bytes_ <= limit) return true;
-    fail(pos, "the document's mapping keys add up to more than " + std::to_string(limit) +
-                  " bytes (aliases repeating a long key?)");
-    return false;
+  // Appends a copy of a node's subtree; returns the copy's root.
+  NodeId copy_subtree(NodeId src) {
+    auto& ns = nodes();
+    const NodeId first = src;
+    const NodeId last = ns[src].end;
+    const auto base = static_cast<NodeId>(ns.size());
+    ns.reserve(ns.size() + (last - first));
+    for (NodeId i = first; i < last; ++i) {
+      Node c = ns[i];
+      c.end = c.end - first + base;
+      ns.push_back(c);
+    }
+    return base;
   }
 
   // Members from which a mapping frame finds its keys by hash instead of a scan.
-  static constexpr size_t kIndexFrom = 16;
+  static constexpr uint32_t kIndexFrom = 16;
 
-  // The offset of `key` among a mapping frame's members (and of its child among the frame's
-  // children), or npos.
-  size_t find_member(const Frame& f, std::string_view key) const {
+  // The live entry of a mapping frame with this key, other than `self` (the last one added), or
+  // kNoNode.
+  NodeId find_entry(const Frame& f, std::string_view key, NodeId self) {
     if (f.index) {
       auto it = f.index->find(key);
-      return it == f.index->end() ? std::string::npos : it->second;
+      return it == f.index->end() ? PositionIndex::kNoNode : it->second;
     }
-    for (size_t i = f.member_start; i < member_stack_.size(); ++i)
-      if (member_stack_[i].first == key) return i - f.member_start;
-    return std::string::npos;
+    const auto& ns = nodes();
+    for (NodeId c = f.node + 1; c < self; c = ns[c].end)
+      if ((ns[c].flags & PositionIndex::kReplaced) == 0 && key_of(c) == key) return c;
+    return PositionIndex::kNoNode;
   }
 
-  // Sets key → value in a mapping frame, in document order (go-yaml v2: a merge overwrites keys
-  // written before it, keys written after it overwrite the merge). `key_offset` is where the key's
-  // text already is in the position index (a merged key: `key` points there, so nothing may be
-  // added to the key text first), or nullopt to add it. `owned`, when given, is the string `key`
-  // views, which a new member takes instead of a copy. Returns whether an explicit key was written
-  // twice.
-  bool put(Frame& f, std::string_view key, std::optional<uint32_t> key_offset, Pos key_pos, json value,
-           PositionIndex::NodeId node, bool is_explicit, std::string* owned = nullptr) {
-    const size_t at = find_member(f, key);
-    if (at == std::string::npos) {
-      if (!key_offset && !key_text_within(key, key_pos)) return false;
-      if (!is_explicit) {
-        if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
-        f.merged->emplace(key);
-      }
-      if (owned) member_stack_.emplace_back(std::move(*owned), std::move(value));
-      else member_stack_.emplace_back(std::string(key), std::move(value));
-      key = member_stack_.back().first;  // `*owned` is moved from
-      const size_t count = member_stack_.size() - f.member_start;
-      if (f.index) {
-        f.index->emplace(member_stack_.back().first, count - 1);
-      } else if (count == kIndexFrom) {
+  // Makes the node `id` (just added to a mapping frame, its key set) the frame's entry for its key,
+  // in document order (go-yaml v2: a merge overwrites keys written before it, keys written after it
+  // overwrite the merge). Returns whether an explicit key was written twice.
+  bool put(Frame& f, NodeId id, bool is_explicit) {
+    const std::string_view key = key_of(id);
+    const NodeId old = find_entry(f, key, id);
+    node(id).flags = is_explicit ? 0 : PositionIndex::kMerged;
+    if (f.index) {
+      f.index->insert_or_assign(std::string(key), id);
+    }
+    if (old == PositionIndex::kNoNode) {
+      const uint32_t count = ++node(f.node).count;
+      if (!f.index && count == kIndexFrom) {
         f.index = std::make_unique<KeyIndex>();
-        for (size_t i = 0; i < count; ++i) f.index->emplace(member_stack_[f.member_start + i].first, i);
+        const auto& ns = nodes();
+        for (NodeId c = f.node + 1; c <= id; c = ns[c].end)
+          if ((ns[c].flags & PositionIndex::kReplaced) == 0) f.index->emplace(std::string(key_of(c)), c);
       }
-      uint32_t offset = key_offset ? *key_offset : positions_->add_key(key);
-      child_stack_.push_back({offset, static_cast<uint32_t>(key.size()), key_pos, node});
       return false;
     }
-    member_stack_[f.member_start + at].second = std::move(value);
-    const size_t slot = f.child_start + at;
-    child_stack_[slot].key_pos = key_pos;
-    child_stack_[slot].node = node;
-    bool was_merged = false;
-    if (f.merged) {
-      auto m = f.merged->find(key);
-      was_merged = m != f.merged->end();
-      if (is_explicit && was_merged) f.merged->erase(m);
-    }
-    if (!is_explicit && !was_merged) {
-      // A merge after an explicit key: the merge wins (go-yaml v2), and the key counts as merged.
-      if (!f.merged) f.merged = std::make_unique<std::set<std::string, std::less<>>>();
-      f.merged->emplace(key);
-      return false;
-    }
+    const bool was_merged = (node(old).flags & PositionIndex::kMerged) != 0;
+    node(old).flags |= PositionIndex::kReplaced;
     return is_explicit && !was_merged;
   }
 
-  void merge_into(Frame& f, const Completed& c) {
-    auto merge_map = [&](const json& m, PositionIndex::NodeId node) {
-      for (const auto& ch : positions_->children(node)) {
-        std::string_view key = positions_->key(ch);
-        auto it = m.find(key);
-        if (it == m.end()) continue;
-        put(f, key, ch.key_offset, ch.key_pos, *it, ch.node, false);
+  void merge_into(Frame& f, NodeId src) {
+    auto merge_map = [&](NodeId m) {
+      const NodeId end = node(m).end;
+      for (NodeId c = m + 1; c < end; c = node(c).end) {
+        if ((node(c).flags & PositionIndex::kReplaced) != 0) continue;
+        const NodeId copy = copy_subtree(c);  // keeps the entry's key and key position
+        put(f, copy, false);
       }
     };
-    if (c.value.is_object()) {
-      merge_map(c.value, c.node);
+    const Type type = node(src).type;
+    if (type == Type::mapping) {
+      merge_map(src);
       return;
     }
-    if (c.value.is_array()) {
-      auto items = positions_->children(c.node);
-      for (const auto& item : c.value)
-        if (!item.is_object()) {
+    if (type == Type::sequence) {
+      std::vector<NodeId> items;
+      const NodeId end = node(src).end;
+      for (NodeId c = src + 1; c < end; c = node(c).end) {
+        if (node(c).type != Type::mapping) {
           fail(f.key_pos, "map merge requires map or sequence of maps as the value");
           return;
         }
+        items.push_back(c);
+      }
       // go-yaml applies the sequence backwards: earlier maps take precedence.
-      for (size_t i = c.value.size(); i-- > 0;) merge_map(c.value[i], i < items.size() ? items[i].node : 0);
+      for (size_t i = items.size(); i-- > 0;) merge_map(items[i]);
       return;
     }
     fail(f.key_pos, "map merge requires map or sequence of maps as the value");
   }
 
-  void deliver(Completed c) {
+  // A node is complete: it becomes the root, the current sequence's next item or the current
+  // mapping's entry for the waiting key.
+  void deliver(NodeId id, size_t count) {
     if (frames_.empty()) {
-      root_ = std::move(c);
+      root_ = id;
       return;
     }
     Frame& f = frames_.back();
-    f.count += c.count;
+    f.count += count;
     if (!f.is_map) {
-      f.value.get_ref<json::array_t&>().push_back(std::move(c.value));
-      child_stack_.push_back({0, 0, c.pos, c.node});
+      ++node(f.node).count;
       return;
     }
     f.have_key = false;
     if (f.key_is_merge) {
-      merge_into(f, c);
+      node(id).flags |= PositionIndex::kReplaced;  // the `<<` entry itself is not an entry
+      merge_into(f, id);
       return;
     }
-    if (put(f, f.key, std::nullopt, f.key_pos, std::move(c.value), c.node, true, &f.key)) {
+    if (put(f, id, true)) {
+      const std::string key(key_of(id));
       diags_.push_back({Severity::error, std::string(file_), f.key_pos,
-                        "duplicate mapping key \"" + f.key + "\": Kubernetes keeps only the last value"});
+                        "duplicate mapping key \"" + key + "\": Kubernetes keeps only the last value"});
     }
   }
 
@@ -724,16 +799,19 @@ class Builder {
   uint32_t line_offset_;
   std::vector<Diagnostic>& diags_;
   std::vector<Frame> frames_;
-  std::vector<PositionIndex::Child> child_stack_;
-  std::vector<json::object_t::value_type> member_stack_;  // of the mappings being built
   std::unordered_map<std::string, Anchor> anchors_;
-  std::shared_ptr<PositionIndex> positions_;
-  std::optional<Completed> root_;
+  std::shared_ptr<PositionIndex> doc_;
+  NodeId root_ = PositionIndex::kNoNode;
   std::optional<DocError> error_;
   size_t nodes_ = 0;
   size_t alias_nodes_ = 0;
-  size_t key_bytes_ = 0;  // the document's key text so far (PositionIndex addresses it in 32 bits)
+  size_t key_bytes_ = 0;  // the document's key text so far
+  static constexpr size_t kReserveAtMost = 1u << 16;
+  size_t last_nodes_ = 0;  // what the last document that loaded took
+  size_t last_text_ = 0;
 };
+
+namespace {
 
 // Byte offset of the start of 0-based line `line` in text, or npos.
 size_t line_start(std::string_view text, uint32_t line) {
@@ -905,7 +983,7 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
   }
   Feed feed{part, 0, 0, limits.max_document_bytes, false};
   yaml_parser_set_input(&parser.p, feed_handler, &feed);
-  Builder builder(limits, file, line_offset, diagnostics);
+  DocumentBuilder builder(limits, file, line_offset, diagnostics);
   bool in_document = false;
   Pos doc_pos;
   for (;;) {

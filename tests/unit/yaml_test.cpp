@@ -235,6 +235,54 @@ TEST_CASE("pointers with escaped tokens resolve to their keys, which the index k
   CHECK_FALSE(p.find("/spec/limits/x", p.root(), n));
 }
 
+TEST_CASE("the document keeps every value: replaced entries are skipped, aliases are copies") {
+  auto l = load(
+      "base: &b {p: 1, q: two}\n"
+      "m: {q: 9, <<: *b, r: [x, *b]}\n"
+      "d: {a: 1, a: 2}\n");
+  REQUIRE(l.diags.size() == 1);  // the duplicate `a`
+  const PositionIndex& p = *l.docs[0].positions;
+  // json_of(root) is the body; json_of(any node) its part.
+  CHECK(p.json_of(p.root()) == l.docs[0].body);
+  PositionIndex::NodeId n = 0;
+  REQUIRE(p.find("/m", p.root(), n));
+  CHECK(p.json_of(n) == json({{"p", 1}, {"q", "two"}, {"r", json::array({"x", {{"p", 1}, {"q", "two"}}})}}));
+  // Entries in document order, each key once: `q` written, then replaced by the merge's (go-yaml v2).
+  std::vector<std::string> keys;
+  for (const auto& c : p.children(n)) keys.emplace_back(p.key(c));
+  CHECK(keys == std::vector<std::string>{"p", "q", "r"});
+  CHECK(p.children(n).size() == 3);
+  CHECK(p.resolve("/m/q") == Pos{1, 17});      // the merged key, at the anchor's text
+  CHECK(p.resolve("/m/r/1") == Pos{2, 26});    // an aliased item: at the alias
+  CHECK(p.resolve("/m/r/1/q") == Pos{1, 17});  // inside it: the anchor's nodes
+  REQUIRE(p.find("/m/r/1/q", p.root(), n));
+  CHECK(p.type(n) == PositionIndex::Type::string);
+  CHECK(p.string(n) == "two");
+  REQUIRE(p.find("/d", p.root(), n));
+  keys.clear();
+  for (const auto& c : p.children(n)) keys.emplace_back(p.key(c));
+  CHECK(keys == std::vector<std::string>{"a"});
+  CHECK(p.resolve("/d/a") == Pos{3, 11});
+  REQUIRE(p.find("/d/a", p.root(), n));
+  CHECK(p.json_of(n) == json(2));
+  // A large mapping finds its keys by hash; a replaced entry is skipped there too.
+  std::string big = "m:\n";
+  for (int i = 0; i < 40; ++i) big += "  k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
+  big += "  k3: again\n  <<: {k5: merged, z: 1}\n";
+  auto lb = load(big);
+  REQUIRE(lb.diags.size() == 1);
+  const PositionIndex& q = *lb.docs[0].positions;
+  REQUIRE(q.find("/m", q.root(), n));
+  CHECK(q.children(n).size() == 41);
+  size_t seen = 0;
+  for (const auto& c : q.children(n)) seen += q.key(c) == "k3" ? 1 : 0;
+  CHECK(seen == 1);
+  CHECK(q.resolve("/m/k3") == Pos{42, 3});
+  CHECK(q.resolve("/m/k5") == Pos{43, 8});
+  CHECK(lb.docs[0].body["m"]["k5"] == json("merged"));
+  CHECK(q.json_of(q.root()) == lb.docs[0].body);
+}
+
 TEST_CASE("JSON loads, with positions") {
   auto l = load("{\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n \"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
   REQUIRE(l.diags.empty());
