@@ -182,11 +182,20 @@ void objects_from_document(json body, std::shared_ptr<const PositionIndex> posit
   }
   json* items = member(body, "items");
   if (!items || items->is_null()) return;
+  // The items' nodes, walked along with them (a sequence finds its i-th item by walking to it).
+  PositionIndex::Children nodes;
+  if (PositionIndex::NodeId list = 0; positions && positions->find("/items", positions->root(), list))
+    nodes = positions->children(list);
+  auto next = nodes.begin();
   for (size_t i = 0; i < items->size(); ++i) {
     std::string ptr = pointer_join("/items", i);
     PositionIndex::NodeId node = 0;
     Pos pos = start;
-    if (positions && positions->find(ptr, positions->root(), node)) pos = positions->pos(node);
+    if (i < nodes.size()) {
+      node = (*next).node;
+      pos = positions->pos(node);
+      ++next;
+    }
     json& item = (*items)[i];
     if (!item.is_object() || !string_at(item, "apiVersion") || !string_at(item, "kind")) {
       diags.push_back({Severity::error, source ? source->path : std::string(), pos,

@@ -5,9 +5,9 @@
 // says where the subtree ends) and one text buffer holding its keys and strings: two allocations
 // however large the document, freed at once. `root()` is the document's root node; a mapping's
 // children carry their keys (with the key's own position), a sequence's its items. An aliased
-// subtree is copied where the alias stands (the alias budget bounds the copies); an entry that a
-// later one of the same key replaced (a duplicate key, or a merge key's) stays in the array, marked,
-// and is skipped. json_of() makes the engine's JSON of any node.
+// subtree is copied where the alias stands (the alias budget counts the copies' nodes); an entry
+// that a later one of the same key replaced (a duplicate key, or a merge key's) stays in the array,
+// marked, and is skipped. json_of() makes the engine's JSON of any node.
 
 #include <cstddef>
 #include <cstdint>
@@ -35,7 +35,8 @@ class PositionIndex {
     NodeId node = 0;
   };
 
-  // The live children of a mapping or sequence, in document order.
+  // The live children of a mapping or sequence, in document order (a key written twice stands
+  // where its last value was written; a sequence finds its i-th item by walking to it).
   class Children {
    public:
     class iterator {
@@ -90,7 +91,7 @@ class PositionIndex {
   [[nodiscard]] NodeId root() const { return root_; }
   [[nodiscard]] Pos pos(NodeId n) const { return n < nodes_.size() ? nodes_[n].pos : Pos{}; }
   [[nodiscard]] Children children(NodeId n) const;
-  // Nodes held (live, and replaced ones the document overwrote).
+  // Nodes held: live ones, and the entries later ones of the same key replaced.
   [[nodiscard]] size_t size() const { return nodes_.size(); }
 
   // The values (the loader keeps each scalar here; json_of makes the engine's JSON of a node).

@@ -297,6 +297,7 @@ class DocumentBuilder {
   void start_document() {
     frames_.clear();
     anchors_.clear();
+    last_anchor_ = 0;
     doc_ = std::make_shared<PositionIndex>();
     // Room for as much as the last document took (a stream's documents are mostly alike).
     doc_->nodes_.reserve(last_nodes_);
@@ -347,7 +348,6 @@ class DocumentBuilder {
     NodeId node = 0;
     bool is_map = false;
     std::string anchor;
-    size_t count = 1;  // nodes in the subtree (for the alias budget)
     // Mapping state: the key waiting for its value.
     bool have_key = false;
     bool key_is_merge = false;
@@ -356,10 +356,6 @@ class DocumentBuilder {
     Pos key_pos;
     // For a large mapping, where each key's live entry is.
     std::unique_ptr<KeyIndex> index;
-  };
-  struct Anchor {
-    NodeId node = 0;
-    size_t count = 1;
   };
 
   std::vector<Node>& nodes() { return doc_->nodes_; }
@@ -486,8 +482,8 @@ class DocumentBuilder {
       }
       default: break;
     }
-    if (sc.anchor) anchors_[reinterpret_cast<const char*>(sc.anchor)] = Anchor{id, 1};
-    deliver(id, 1);
+    if (sc.anchor) add_anchor(reinterpret_cast<const char*>(sc.anchor), id);
+    deliver(id);
   }
 
   // Explicit tags (go-yaml v2 resolve(): only "", !!str, !!bool, !!int, !!float, !!null and
@@ -561,20 +557,26 @@ class DocumentBuilder {
     return false;
   }
 
-  void set_key_text(std::string_view key, bool is_merge, Pos pos) {
-    if (!key_text_within(key, pos)) return;
+  // The key waiting for its value, at `offset` in the document's text.
+  void set_key_span(uint32_t offset, uint32_t size, bool is_merge, Pos pos) {
     Frame& f = frames_.back();
     f.have_key = true;
     f.key_is_merge = is_merge;
     f.key_pos = pos;
-    f.key_size = static_cast<uint32_t>(key.size());
-    f.key_offset = add_text(key);
+    f.key_offset = offset;
+    f.key_size = size;
+  }
+
+  // A key written out (bounded by the document's size; put() counts each new key's text).
+  void set_key_text(std::string_view key, bool is_merge, Pos pos) {
+    const auto size = static_cast<uint32_t>(key.size());
+    set_key_span(add_text(key), size, is_merge, pos);
   }
 
   // sigs.k8s.io/yaml converts non-string keys to strings.
   void set_key(const Scalar& key, Pos pos) {
     switch (key.type) {
-      case Type::string: set_key_text(std::string(key.text), key.is_merge, pos); return;
+      case Type::string: set_key_text(key.text, key.is_merge, pos); return;
       case Type::boolean: set_key_text(key.b ? "true" : "false", false, pos); return;
       case Type::integer: set_key_text(std::to_string(key.i), false, pos); return;
       case Type::floating: {
@@ -615,11 +617,10 @@ class DocumentBuilder {
       return;
     }
     const NodeId id = f.node;
-    const size_t count = f.count;
     node(id).end = static_cast<NodeId>(nodes().size());
-    if (!f.anchor.empty()) anchors_[f.anchor] = Anchor{id, count};
+    if (!f.anchor.empty()) add_anchor(f.anchor, id);
     frames_.pop_back();
-    deliver(id, count);
+    deliver(id);
   }
 
   void on_alias(const yaml_event_t& ev) {
@@ -636,34 +637,37 @@ class DocumentBuilder {
       fail(pos, "unknown anchor '" + name + "' referenced");
       return;
     }
-    const Anchor anchor = it->second;
-    if (!count_node(pos, anchor.count, true)) return;
-    const Node& target = node(anchor.node);
+    const NodeId target = it->second;
     if (expecting_key()) {
-      if (target.type == Type::mapping || target.type == Type::sequence) {
+      if (!count_node(pos, 1, true)) return;
+      const Node& k = node(target);
+      if (k.type == Type::mapping || k.type == Type::sequence) {
         fail(pos, "alias *" + name + " to a collection cannot be a mapping key");
         return;
       }
+      if (k.type == Type::string) {  // the key is the anchored string's text, not a copy of it
+        set_key_span(k.v.s.offset, k.v.s.size, false, pos);
+        return;
+      }
       Scalar key;
-      key.type = target.type;
-      key.b = target.v.b;
-      key.i = target.v.i;
-      key.d = target.v.d;
-      std::string copy;  // the key is appended to the text it is read from
-      if (target.type == Type::string) copy = std::string(doc_->string(anchor.node));
-      key.text = copy;
+      key.type = k.type;
+      key.b = k.v.b;
+      key.i = k.v.i;
+      key.d = k.v.d;
       set_key(key, pos);
       return;
     }
     if (!frames_.empty() && frames_.back().is_map && frames_.back().key_is_merge) {
       // `<<: *base`: the anchored mapping's entries are merged from where they are.
       Frame& f = frames_.back();
-      f.count += anchor.count;
       f.have_key = false;
-      merge_into(f, anchor.node);
+      merge_into(f, target);
       return;
     }
-    const NodeId copy = copy_subtree(anchor.node);
+    // The budget counts the nodes a copy adds (replaced entries inside it too), so what aliases
+    // add to the document is bounded whatever they refer to.
+    if (!count_node(pos, node(target).end - target, true)) return;
+    const NodeId copy = copy_subtree(target);
     Node& c = node(copy);
     c.flags = 0;
     if (!frames_.empty()) {
@@ -678,7 +682,12 @@ class DocumentBuilder {
     } else {
       c.key_pos = Pos{};
     }
-    deliver(copy, anchor.count);
+    deliver(copy);
+  }
+
+  void add_anchor(const std::string& name, NodeId id) {
+    anchors_[name] = id;
+    last_anchor_ = std::max(last_anchor_, id);
   }
 
   // Appends a copy of a node's subtree; returns the copy's root.
@@ -686,8 +695,9 @@ class DocumentBuilder {
     auto& ns = nodes();
     const NodeId first = src;
     const NodeId last = ns[src].end;
+    const size_t needed = ns.size() + (last - first);
+    if (needed > ns.capacity()) ns.reserve(std::max(needed, 2 * ns.capacity()));  // geometric: copies come in runs
     const auto base = static_cast<NodeId>(ns.size());
-    ns.reserve(ns.size() + (last - first));
     for (NodeId i = first; i < last; ++i) {
       Node c = ns[i];
       c.end = c.end - first + base;
@@ -723,6 +733,8 @@ class DocumentBuilder {
       f.index->insert_or_assign(std::string(key), id);
     }
     if (old == PositionIndex::kNoNode) {
+      // A new key written here adds to the key text (a merged one is the anchor's text).
+      if (is_explicit && !key_text_within(key, node(id).key_pos)) return false;
       const uint32_t count = ++node(f.node).count;
       if (!f.index && count == kIndexFrom) {
         f.index = std::make_unique<KeyIndex>();
@@ -740,8 +752,9 @@ class DocumentBuilder {
   void merge_into(Frame& f, NodeId src) {
     auto merge_map = [&](NodeId m) {
       const NodeId end = node(m).end;
-      for (NodeId c = m + 1; c < end; c = node(c).end) {
+      for (NodeId c = m + 1; c < end && !error_; c = node(c).end) {
         if ((node(c).flags & PositionIndex::kReplaced) != 0) continue;
+        if (!count_node(f.key_pos, node(c).end - c, true)) return;  // copies count against the alias budget
         const NodeId copy = copy_subtree(c);  // keeps the entry's key and key position
         put(f, copy, false);
       }
@@ -762,21 +775,36 @@ class DocumentBuilder {
         items.push_back(c);
       }
       // go-yaml applies the sequence backwards: earlier maps take precedence.
-      for (size_t i = items.size(); i-- > 0;) merge_map(items[i]);
+      for (size_t i = items.size(); i-- > 0 && !error_;) merge_map(items[i]);
       return;
     }
     fail(f.key_pos, "map merge requires map or sequence of maps as the value");
   }
 
+  // Drops the nodes [from, to) of a mapping frame's last entries, which nothing refers to (the
+  // value of a merge key once its entries are copied), moving the nodes after them down.
+  void drop(NodeId from, NodeId to) {
+    auto& ns = nodes();
+    const NodeId delta = to - from;
+    for (NodeId i = to; i < ns.size(); ++i) {
+      Node n = ns[i];
+      n.end -= delta;
+      ns[i - delta] = n;
+    }
+    ns.resize(ns.size() - delta);
+    if (Frame& f = frames_.back(); f.index)
+      for (auto& [key, entry] : *f.index)
+        if (entry >= to) entry -= delta;
+  }
+
   // A node is complete: it becomes the root, the current sequence's next item or the current
   // mapping's entry for the waiting key.
-  void deliver(NodeId id, size_t count) {
+  void deliver(NodeId id) {
     if (frames_.empty()) {
       root_ = id;
       return;
     }
     Frame& f = frames_.back();
-    f.count += count;
     if (!f.is_map) {
       ++node(f.node).count;
       return;
@@ -784,7 +812,9 @@ class DocumentBuilder {
     f.have_key = false;
     if (f.key_is_merge) {
       node(id).flags |= PositionIndex::kReplaced;  // the `<<` entry itself is not an entry
+      const NodeId copies = node(id).end;          // the value is the last subtree: copies follow it
       merge_into(f, id);
+      if (!error_ && last_anchor_ < id) drop(id, copies);
       return;
     }
     if (put(f, id, true)) {
@@ -799,7 +829,8 @@ class DocumentBuilder {
   uint32_t line_offset_;
   std::vector<Diagnostic>& diags_;
   std::vector<Frame> frames_;
-  std::unordered_map<std::string, Anchor> anchors_;
+  std::unordered_map<std::string, NodeId> anchors_;
+  NodeId last_anchor_ = 0;  // the highest node an anchor names (nodes above it may be dropped)
   std::shared_ptr<PositionIndex> doc_;
   NodeId root_ = PositionIndex::kNoNode;
   std::optional<DocError> error_;

@@ -426,6 +426,55 @@ TEST_CASE("hostile: aliases repeating a long key cannot grow the key text past t
   CHECK(fits.docs[0].body["b"][2][std::string(300, 'x')] == json(3));
 }
 
+TEST_CASE("hostile: an aliased key written again is a duplicate, not more key text") {
+  YamlLimits limits;
+  limits.max_document_bytes = 1000;
+  auto l = load("a: &A " + std::string(300, 'x') + "\nb: {*A : 1, *A : 2, *A : 3, *A : 4}\n", limits);
+  CHECK(l.diags.size() == 3);  // three duplicates; the key's text is counted once
+  for (const auto& d : l.diags) CHECK(d.message.find("duplicate mapping key") != std::string::npos);
+  REQUIRE(l.docs.size() == 1);
+  CHECK(l.docs[0].body["b"] == json{{std::string(300, 'x'), 4}});
+}
+
+TEST_CASE("hostile: merges of merges stay as small as their JSON; copies count against the alias budget") {
+  // Each level merges a mapping holding the level below: the document's nodes grow with the JSON
+  // (the merged value is dropped once its entries are copied), not twice per level.
+  std::string doc = "a0: &a0 {x: 1}\n";
+  for (int k = 1; k <= 30; ++k)
+    doc += "a" + std::to_string(k) + ": &a" + std::to_string(k) + " {<<: {k: *a" + std::to_string(k - 1) + "}}\n";
+  auto l = load(doc);
+  REQUIRE(l.diags.empty());
+  REQUIRE(l.docs.size() == 1);
+  CHECK(l.docs[0].positions->size() < 2000);
+  CHECK(l.docs[0].positions->json_of(l.docs[0].positions->root()) == l.docs[0].body);
+  const json* level = &l.docs[0].body.at("a30");
+  for (int k = 30; k > 0; --k) level = &level->at("k");  // a30.k is a29, ..., down to a0
+  CHECK(*level == json{{"x", 1}});
+  CHECK(l.docs[0].body["a2"] == json{{"k", {{"k", {{"x", 1}}}}}});
+  // With an anchor inside each merged value the value stays (an alias may name it): the copies
+  // double per level, and the budget stops them.
+  std::string kept = "a0: &a0 {x: 1}\n";
+  for (int k = 1; k <= 30; ++k)
+    kept += "a" + std::to_string(k) + ": &a" + std::to_string(k) + " {<<: &m" + std::to_string(k) + " {k: *a" +
+            std::to_string(k - 1) + "}}\n";
+  auto b = load(kept + "---\nnext: 1\n");
+  REQUIRE(b.diags.size() == 1);
+  CHECK(b.diags[0].message.find("alias expansion budget") != std::string::npos);
+  REQUIRE(b.docs.size() == 1);
+  CHECK(b.docs[0].body == json{{"next", 1}});
+}
+
+TEST_CASE("hostile: a hundred thousand aliases in a row load in linear time") {
+  std::string doc = "a: &a x\nb: [";
+  for (int i = 0; i < 100'000; ++i) doc += i ? ",*a" : "*a";
+  doc += "]\n";
+  auto l = load(doc);
+  REQUIRE(l.diags.empty());
+  REQUIRE(l.docs.size() == 1);
+  CHECK(l.docs[0].body["b"].size() == 100'000);
+  CHECK(l.docs[0].positions->resolve("/b/99999") == Pos{2, 5 + 3 * 99'999});
+}
+
 TEST_CASE("hostile: unknown and self-referencing aliases") {
   auto unknown = load("a: *nope\n");
   REQUIRE(unknown.diags.size() == 1);
