@@ -503,6 +503,7 @@ void Evaluation::precheck(std::span<Object> objects, size_t from) const {
     if (rules && !p->left_to_add && !m.keeps(obj)) {  // done with
       obj.views.reset();  // they point into the body
       dispose(obj.body);
+      obj.doc.reset();
       obj.positions.reset();
     }
     obj.precheck = std::move(p);
@@ -531,8 +532,11 @@ uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
   const bool keep = m.keeps(obj);
   // A kept object's position index was grown node by node: a copy holds it without the vectors'
   // spare capacity (unless other items of the same List share it).
-  if (keep && obj.positions && obj.positions.use_count() == 1)
+  if (keep && obj.positions && obj.positions.use_count() == (obj.doc == obj.positions ? 2 : 1)) {
+    const bool same = obj.doc == obj.positions;
     obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
+    if (same) obj.doc = obj.positions;
+  }
   Precheck here;
   obj.id = m.next_id;
   Precheck* pre = ahead && ahead->owner == &m ? ahead.get() : &here;

@@ -107,6 +107,20 @@ const json* Object::annotation(std::string_view key) const {
 
 namespace {
 
+struct JsonDocument {
+  std::shared_ptr<const PositionIndex> doc;
+};
+
+}  // namespace
+
+Node Object::root() const {
+  if (doc) return Node(doc.get(), doc_root);
+  const auto& made = views.get<JsonDocument>([&] { return JsonDocument{PositionIndex::from_json(body)}; });
+  return Node(made.doc.get(), 0);
+}
+
+namespace {
+
 bool is_list_kind(const json& body) {
   auto kind = string_at(body, "kind");
   if (!kind || !kind->ends_with("List")) return false;
@@ -134,6 +148,8 @@ Object make_object(json body, std::shared_ptr<const PositionIndex> positions,
     }
   }
   o.body = std::move(body);
+  o.doc = positions;
+  o.doc_root = root;
   o.positions = std::move(positions);
   o.pos_root = root;
   o.pos = pos;

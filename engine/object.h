@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/json.h"
+#include "engine/node.h"
 #include "engine/positions.h"
 #include "engine/types.h"
 
@@ -35,7 +36,7 @@ struct Precheck;  // engine/evaluate.cpp: what Evaluation::precheck found on a w
 // with the object, and whoever assigns a new body to an object rules have read calls reset().
 class DerivedViews {
  public:
-  static constexpr size_t kSlots = 6;  // kinds of view; each type of view takes one
+  static constexpr size_t kSlots = 7;  // kinds of view; each type of view takes one
 
   DerivedViews() = default;
   DerivedViews(const DerivedViews& /*other*/) noexcept {}
@@ -100,6 +101,12 @@ struct Object {
   std::string namespace_;     // metadata.namespace as written ("" when absent)
 
   json body;
+  // The document the body was made from: the loader's (its values and positions), or null for an
+  // object from JSON and one whose body was replaced (root() then makes one of the body).
+  std::shared_ptr<const PositionIndex> doc;
+  PositionIndex::NodeId doc_root = 0;
+  // Where the object's nodes are in its source, for findings (may be older than the body: a
+  // mutated object's positions are its source's).
   std::shared_ptr<const PositionIndex> positions;
   PositionIndex::NodeId pos_root = 0;
   Pos pos;                    // the object's first line
@@ -119,6 +126,8 @@ struct Object {
   // "Deployment team-a/train" or "PriorityClass high".
   [[nodiscard]] std::string display_name() const;
   [[nodiscard]] const json& metadata() const;
+  // The object read as a document (engine/node.h): the same values as `body`.
+  [[nodiscard]] Node root() const;
   [[nodiscard]] const json* label(std::string_view key) const;
   [[nodiscard]] const json* annotation(std::string_view key) const;
 };

@@ -1,6 +1,7 @@
 #include "engine/positions.h"
 
 #include <charconv>
+#include <limits>
 
 namespace gpuguard::engine {
 
@@ -9,6 +10,85 @@ PositionIndex::Children PositionIndex::children(NodeId n) const {
   const Node& node = nodes_[n];
   if (node.type != Type::mapping && node.type != Type::sequence) return {};
   return Children(this, n + 1, node.end, node.count);
+}
+
+PositionIndex::NodeId PositionIndex::entry(NodeId n, std::string_view key) const {
+  const Node& node = nodes_[n];
+  if (node.type != Type::mapping) return kNoNode;
+  for (NodeId c = n + 1; c < node.end; c = nodes_[c].end)
+    if ((nodes_[c].flags & kReplaced) == 0 && nodes_[c].key_size == key.size() &&
+        std::string_view(text_.data() + nodes_[c].key_offset, key.size()) == key)
+      return c;
+  return kNoNode;
+}
+
+PositionIndex::NodeId PositionIndex::item(NodeId n, size_t i) const {
+  const Node& node = nodes_[n];
+  if (node.type != Type::sequence || i >= node.count) return kNoNode;
+  NodeId c = n + 1;
+  for (; i > 0; --i) c = nodes_[c].end;  // sequence items are never replaced
+  return c;
+}
+
+void PositionIndex::add_json(const json& value, std::string_view key) {
+  const auto id = static_cast<NodeId>(nodes_.size());
+  Node& n = nodes_.emplace_back();
+  n.end = id + 1;
+  n.key_size = static_cast<uint32_t>(key.size());
+  n.key_offset = static_cast<uint32_t>(text_.size());
+  text_.append(key);
+  switch (value.type()) {
+    case json::value_t::boolean:
+      n.type = Type::boolean;
+      n.v.b = value.get<bool>();
+      return;
+    case json::value_t::number_integer:
+      n.type = Type::integer;
+      n.v.i = value.get<int64_t>();
+      return;
+    case json::value_t::number_unsigned:
+      // The loaders make no unsigned values; one beyond int64 is a float, as the API server reads it.
+      if (value.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        n.type = Type::integer;
+        n.v.i = static_cast<int64_t>(value.get<uint64_t>());
+      } else {
+        n.type = Type::floating;
+        n.v.d = static_cast<double>(value.get<uint64_t>());
+      }
+      return;
+    case json::value_t::number_float:
+      n.type = Type::floating;
+      n.v.d = value.get<double>();
+      return;
+    case json::value_t::string: {
+      const auto& s = value.get_ref<const std::string&>();
+      n.type = Type::string;
+      n.v.s.offset = static_cast<uint32_t>(text_.size());
+      n.v.s.size = static_cast<uint32_t>(s.size());
+      text_.append(s);
+      return;
+    }
+    case json::value_t::object: {
+      n.type = Type::mapping;
+      n.count = static_cast<uint32_t>(value.size());
+      for (const auto& [k, v] : value.items()) add_json(v, k);
+      break;
+    }
+    case json::value_t::array: {
+      n.type = Type::sequence;
+      n.count = static_cast<uint32_t>(value.size());
+      for (const auto& v : value) add_json(v, {});
+      break;
+    }
+    default: return;  // null (binary values are not made by any reader)
+  }
+  nodes_[id].end = static_cast<NodeId>(nodes_.size());
+}
+
+std::shared_ptr<PositionIndex> PositionIndex::from_json(const json& value) {
+  auto doc = std::make_shared<PositionIndex>();
+  doc->add_json(value, {});
+  return doc;
 }
 
 bool PositionIndex::child(NodeId n, std::string_view token, NodeId& out) const {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,7 +100,23 @@ class PositionIndex {
   [[nodiscard]] std::string_view string(NodeId n) const {
     return std::string_view(text_).substr(nodes_[n].v.s.offset, nodes_[n].v.s.size);
   }
+  [[nodiscard]] bool boolean(NodeId n) const { return nodes_[n].v.b; }
+  [[nodiscard]] int64_t integer(NodeId n) const { return nodes_[n].v.i; }
+  [[nodiscard]] double floating(NodeId n) const { return nodes_[n].v.d; }
+  // Entries or items of a mapping or sequence.
+  [[nodiscard]] uint32_t count(NodeId n) const { return nodes_[n].count; }
+  // A mapping entry's key ("" for anything else: a sequence item, the root).
+  [[nodiscard]] std::string_view key_of(NodeId n) const {
+    return std::string_view(text_).substr(nodes_[n].key_offset, nodes_[n].key_size);
+  }
+  // The entry of mapping `n` with this key, or the i-th item of sequence `n`; kNoNode if none.
+  [[nodiscard]] NodeId entry(NodeId n, std::string_view key) const;
+  [[nodiscard]] NodeId item(NodeId n, size_t i) const;
   [[nodiscard]] json json_of(NodeId n) const;
+
+  // A document of a JSON value (an AdmissionReview's object, an object read from the API server):
+  // its nodes have no positions.
+  [[nodiscard]] static std::shared_ptr<PositionIndex> from_json(const json& value);
 
  private:
   friend class DocumentBuilder;  // engine/yaml_load.cpp
@@ -132,6 +149,7 @@ class PositionIndex {
   }
   [[nodiscard]] bool child(NodeId n, std::string_view token, NodeId& out) const;
   void json_into(NodeId n, json& out, std::vector<json::object_t::value_type>& members) const;
+  void add_json(const json& value, std::string_view key);
 
   std::vector<Node> nodes_;
   std::string text_;  // keys and strings

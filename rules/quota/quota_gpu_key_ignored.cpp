@@ -62,24 +62,24 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is("", "ResourceQuota")) return;
-    const json* hard = path(obj.body, {"spec", "hard"});
-    if (!hard || !hard->is_object()) return;
+    const Node hard = path(obj.root(), {"spec", "hard"});
+    if (!hard || !hard.is_object()) return;
     const auto& gpus = ctx.settings().gpu_resources;
-    for (const auto& [key, value] : hard->items()) {
+    for (const auto [key, value] : hard.items()) {
       std::string resource;
       std::string form;
-      if (key.starts_with("limits.") && gpus.matches(std::string_view(key).substr(7))) {
+      if (key.starts_with("limits.") && gpus.matches(key.substr(7))) {
         resource = key.substr(7);
-        form = "`" + key + "`";
+        form = "`" + std::string(key) + "`";
       } else if (gpus.matches(key)) {
         resource = key;
-        form = "`" + key + "` (without the requests. prefix)";
+        form = "`" + std::string(key) + "` (without the requests. prefix)";
       } else {
         continue;
       }
       const std::string tracked = "requests." + resource;
       std::string msg = form + " has no effect: the quota system counts " + resource + " only as `" + tracked + "`";
-      if (member(*hard, tracked))
+      if (member(hard, tracked))
         msg += ", which this quota already sets; remove this key";
       else
         msg += ", so this quota does not limit " + resource + " at all; use `" + tracked + ": " + brief(value) + "`";

@@ -1,0 +1,138 @@
+// engine/node.h: a loaded document read through Node answers as the JSON made from it does, and so
+// does a document made from JSON.
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/node.h"
+#include "engine/object.h"
+#include "engine/yaml_load.h"
+
+using namespace gpuguard::engine;
+
+namespace {
+
+YamlDocument load_one(const std::string& text) {
+  std::vector<YamlDocument> docs;
+  std::vector<Diagnostic> diags;
+  load_yaml_stream(text, "t.yaml", YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
+  REQUIRE(diags.empty());
+  REQUIRE(docs.size() == 1);
+  return std::move(docs[0]);
+}
+
+// Every question a rule asks of a node, asked of the Node and of the JSON value.
+void same(Node n, const json& j) {
+  REQUIRE(n);
+  CHECK(n.is_null() == j.is_null());
+  CHECK(n.is_boolean() == j.is_boolean());
+  CHECK(n.is_number_integer() == j.is_number_integer());
+  CHECK(n.is_number_float() == j.is_number_float());
+  CHECK(n.is_number() == j.is_number());
+  CHECK(n.is_string() == j.is_string());
+  CHECK(n.is_object() == j.is_object());
+  CHECK(n.is_array() == j.is_array());
+  CHECK(n.size() == j.size());
+  CHECK(n.empty() == j.empty());
+  CHECK(n.to_json() == j);
+  CHECK(brief(n) == brief(j));
+  CHECK(as_int(n) == as_int(j));
+  if (j.is_string()) CHECK(n.str() == j.get_ref<const std::string&>());
+  if (j.is_boolean()) CHECK(n.boolean() == j.get<bool>());
+  if (j.is_number_integer()) CHECK(n.integer() == j.get<int64_t>());
+  if (j.is_object()) {
+    size_t seen = 0;
+    for (const auto [key, value] : n.items()) {
+      ++seen;
+      const json* m = member(j, key);
+      REQUIRE(m);
+      CHECK(value.key() == key);
+      CHECK(member(n, key).id() == value.id());
+      CHECK(string_at(n, key) == string_at(j, key));
+      CHECK(int_at(n, key) == int_at(j, key));
+      CHECK(bool_at(n, key) == bool_at(j, key));
+      same(value, *m);
+    }
+    CHECK(seen == j.size());
+    CHECK_FALSE(member(n, "no-such-key"));
+  }
+  if (j.is_array()) {
+    size_t i = 0;
+    for (Node item : n) {
+      CHECK(item.id() == n.at(i).id());
+      same(item, j[i++]);
+    }
+    CHECK(i == j.size());
+    CHECK_FALSE(n.at(j.size()));
+  }
+}
+
+const char* const kManifest = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: train
+  labels: {app: train, tier: "1"}
+spec:
+  replicas: 2.0
+  paused: false
+  template:
+    spec:
+      containers:
+        - name: a
+          resources:
+            limits: {nvidia.com/gpu: 2, memory: 64Gi, cpu: 0.5}
+          args: [~, yes, 1e3, "", []]
+      tolerations: []
+      affinity: {}
+base: &b {p: 1, q: 2}
+merged: {<<: *b, q: 3, q: 4}
+)";
+
+}  // namespace
+
+TEST_SUITE("unit") {
+TEST_CASE("a document read through Node answers as its JSON does") {
+  // The duplicate `q` is an error diagnostic; load it apart.
+  std::vector<YamlDocument> docs;
+  std::vector<Diagnostic> diags;
+  load_yaml_stream(kManifest, "t.yaml", YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
+  REQUIRE(docs.size() == 1);
+  const YamlDocument& d = docs[0];
+  const Node root(d.positions.get(), d.positions->root());
+  same(root, d.body);
+  CHECK(path(root, {"spec", "template", "spec", "containers"}).at(0)["name"].str() == "a");
+  CHECK(as_int(path(root, {"spec", "replicas"})) == 2);
+  CHECK(path(root, {"spec", "replicas"}).is_number_float());
+  CHECK_FALSE(path(root, {"spec", "nope", "x"}));
+  CHECK(path(root, {"merged", "q"}).integer() == 4);
+  // A Node stands where a `const json*` did.
+  const Node labels = path(root, {"metadata", "labels"});
+  CHECK((labels && labels->is_object() && (*labels)["tier"].str() == "1"));
+}
+
+TEST_CASE("a document made from JSON reads as the document the loader made") {
+  const YamlDocument d = load_one("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: b}}\nspec: {x: [1, 2.5, true, null, {k: v}], big: 18446744073709551615}\n");
+  const auto doc = PositionIndex::from_json(d.body);
+  same(Node(doc.get(), doc->root()), d.body);
+  // The API server reads an integer beyond int64 as a float; so does the document.
+  CHECK(Node(doc.get(), doc->root())["spec"]["big"].is_number_float());
+}
+
+TEST_CASE("Object::root reads the loader's document, or one made of the body") {
+  const YamlDocument d = load_one("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n");
+  std::vector<Object> objects;
+  std::vector<Diagnostic> diags;
+  objects_from_document(d.body, d.positions, d.start, nullptr, 0, objects, diags);
+  REQUIRE(objects.size() == 1);
+  CHECK(objects[0].root().doc() == d.positions.get());
+  same(objects[0].root(), objects[0].body);
+  const Object from_json = object_from_json(d.body);
+  CHECK(from_json.root().doc() != nullptr);
+  CHECK(from_json.root().doc() != d.positions.get());
+  same(from_json.root(), from_json.body);
+  CHECK(from_json.root().doc() == from_json.root().doc());  // made once
+}
+}
