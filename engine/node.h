@@ -34,7 +34,8 @@ class Node {
   const Node* operator->() const { return this; }
   const Node& operator*() const { return *this; }
 
-  [[nodiscard]] Type type() const { return doc_->type(id_); }
+  // An absent node answers as null does (size 0, no entries), so reading one never faults.
+  [[nodiscard]] Type type() const { return doc_ ? doc_->type(id_) : Type::null; }
   [[nodiscard]] bool is_null() const { return type() == Type::null; }
   [[nodiscard]] bool is_boolean() const { return type() == Type::boolean; }
   [[nodiscard]] bool is_number_integer() const { return type() == Type::integer; }
@@ -62,8 +63,8 @@ class Node {
   [[nodiscard]] Node at(size_t i) const;
 
   // The key of a mapping's entry ("" for anything else).
-  [[nodiscard]] std::string_view key() const { return doc_->key_of(id_); }
-  [[nodiscard]] Pos pos() const { return doc_->pos(id_); }
+  [[nodiscard]] std::string_view key() const { return doc_ ? doc_->key_of(id_) : std::string_view(); }
+  [[nodiscard]] Pos pos() const { return doc_ ? doc_->pos(id_) : Pos{}; }
 
   // The entries of a mapping or the items of a sequence, in document order: `for (Node item :
   // seq)` or `for (auto [key, value] : map.items())`. nlohmann's objects iterate in key order; a

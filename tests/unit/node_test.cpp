@@ -107,6 +107,12 @@ TEST_CASE("a document read through Node answers as its JSON does") {
   CHECK(as_int(path(root, {"spec", "replicas"})) == 2);
   CHECK(path(root, {"spec", "replicas"}).is_number_float());
   CHECK_FALSE(path(root, {"spec", "nope", "x"}));
+  const Node absent = path(root, {"spec", "nope"});  // answers as null, and never faults
+  CHECK(absent.is_null());
+  CHECK(absent.size() == 0);
+  CHECK(absent.str().empty());
+  CHECK(absent.begin() == absent.end());
+  CHECK_FALSE(absent["x"]);
   CHECK(path(root, {"merged", "q"}).integer() == 4);
   // A Node stands where a `const json*` did.
   const Node labels = path(root, {"metadata", "labels"});
