@@ -93,22 +93,16 @@ std::shared_ptr<PositionIndex> PositionIndex::from_json(const json& value) {
 
 bool PositionIndex::child(NodeId n, std::string_view token, NodeId& out) const {
   if (n >= nodes_.size()) return false;
-  const Node& node = nodes_[n];
-  if (node.type == Type::mapping) {
-    for (NodeId c = n + 1; c < node.end; c = nodes_[c].end)
-      if ((nodes_[c].flags & kReplaced) == 0 && std::string_view(text_).substr(nodes_[c].key_offset, nodes_[c].key_size) == token) {
-        out = c;
-        return true;
-      }
-    return false;
+  NodeId c = kNoNode;
+  if (nodes_[n].type == Type::mapping) {
+    c = entry(n, token);
+  } else if (nodes_[n].type == Type::sequence) {
+    size_t idx = 0;
+    auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), idx);
+    if (ec != std::errc{} || p != token.data() + token.size() || token.empty()) return false;
+    c = item(n, idx);
   }
-  if (node.type != Type::sequence) return false;
-  size_t idx = 0;
-  auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), idx);
-  if (ec != std::errc{} || p != token.data() + token.size() || token.empty()) return false;
-  if (idx >= node.count) return false;
-  NodeId c = n + 1;
-  for (; idx > 0; --idx) c = nodes_[c].end;  // sequence items are never replaced
+  if (c == kNoNode) return false;
   out = c;
   return true;
 }

@@ -386,6 +386,23 @@ class DocumentBuilder {
     return true;
   }
 
+  // Gives a node the place it takes: the current mapping's waiting key, the current sequence's next
+  // item (at `item_pos`), or the root.
+  void place(Node& n, Pos item_pos) const {
+    n.key_offset = 0;
+    n.key_size = 0;
+    n.key_pos = Pos{};
+    if (frames_.empty()) return;
+    const Frame& f = frames_.back();
+    if (!f.is_map) {
+      n.key_pos = item_pos;
+      return;
+    }
+    n.key_offset = f.key_offset;
+    n.key_size = f.key_size;
+    n.key_pos = f.key_pos;
+  }
+
   // Appends a node where the current mapping's key or the current sequence's next item goes.
   NodeId add_node(Type type, Pos pos) {
     const auto id = static_cast<NodeId>(nodes().size());
@@ -393,16 +410,7 @@ class DocumentBuilder {
     n.type = type;
     n.pos = pos;
     n.end = id + 1;
-    if (!frames_.empty()) {
-      const Frame& f = frames_.back();
-      if (f.is_map) {
-        n.key_offset = f.key_offset;
-        n.key_size = f.key_size;
-        n.key_pos = f.key_pos;
-      } else {
-        n.key_pos = pos;
-      }
-    }
+    place(n, pos);
     return id;
   }
 
@@ -670,18 +678,7 @@ class DocumentBuilder {
     const NodeId copy = copy_subtree(target);
     Node& c = node(copy);
     c.flags = 0;
-    if (!frames_.empty()) {
-      const Frame& f = frames_.back();
-      if (f.is_map) {
-        c.key_offset = f.key_offset;
-        c.key_size = f.key_size;
-        c.key_pos = f.key_pos;
-      } else {
-        c.key_pos = pos;
-      }
-    } else {
-      c.key_pos = Pos{};
-    }
+    place(c, pos);  // an aliased item stands at the alias
     deliver(copy);
   }
 
