@@ -176,6 +176,20 @@ Expected<Quantity, std::string> Quantity::from_json(const json& value) {
   return Unexpected(std::string(kQuantityFormatError));
 }
 
+Expected<Quantity, std::string> Quantity::from_node(Node value) {
+  if (value.is_null()) return Quantity(0);
+  if (value.is_string()) {
+    std::string_view s = value.str();
+    auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+    while (!s.empty() && ws(s.front())) s.remove_prefix(1);
+    while (!s.empty() && ws(s.back())) s.remove_suffix(1);
+    return parse(s);
+  }
+  if (value.is_number_integer() && value.integer() != std::numeric_limits<int64_t>::min()) return from_int(value.integer());
+  if (value.is_number()) return parse(go_json_number(value.to_json()));
+  return Unexpected(std::string(kQuantityFormatError));
+}
+
 std::optional<int64_t> Quantity::to_int64() const {
   if (!is_integer()) return std::nullopt;
   Int128 v = nanos_ / kNanosPerUnit;

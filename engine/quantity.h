@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "engine/json.h"
+#include "engine/node.h"
 
 namespace gpuguard::engine {
 
@@ -28,6 +29,8 @@ class Quantity {
   // Parses a JSON value as the API server would: a string (trimmed), a number (its Go JSON
   // text), or null (zero).
   static Expected<Quantity, std::string> from_json(const json& value);
+  // The same of a document's node (an absent one reads as null).
+  static Expected<Quantity, std::string> from_node(Node value);
 
   [[nodiscard]] bool is_integer() const { return nanos_ % kNanosPerUnit == 0; }
   [[nodiscard]] bool is_negative() const { return nanos_ < 0; }

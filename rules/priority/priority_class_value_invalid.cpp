@@ -54,17 +54,16 @@ value: 1000000000
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is("scheduling.k8s.io", "PriorityClass")) return;
-    const json* v = member(obj.body, "value");
     int64_t value = 0;
     bool has_value = false;
-    if (v)
-      if (auto x = as_int(*v)) {
+    if (const Node v = member(obj.root(), "value"))
+      if (auto x = as_int(v)) {
         value = *x;
         has_value = true;
       }
     if (obj.name.starts_with(priority::kSystemPriorityClassPrefix)) {
       const auto builtin = priority::builtin_priority_value(obj.name);
-      const bool global = bool_at(obj.body, "globalDefault") == std::optional<bool>(true);
+      const bool global = bool_at(obj.root(), "globalDefault") == std::optional<bool>(true);
       if (!builtin) {
         ctx.report("/metadata/name",
                    "\"" + obj.name + "\": priority class names with 'system-' prefix are reserved for system use only, and this is "

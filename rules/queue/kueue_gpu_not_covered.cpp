@@ -172,12 +172,11 @@ spec:
     for (const auto& p : st->pending) {
       const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", p.ns, p.local_queue);
       if (!lq) continue;
-      const json* spec = member(lq->body, "spec");
-      auto cq_name = spec ? string_at(*spec, "clusterQueue") : std::nullopt;
+      auto cq_name = string_at(member(lq->root(), "spec"), "clusterQueue");
       if (!cq_name || cq_name->empty()) continue;
       const Object* cq = inv.find("kueue.x-k8s.io", "ClusterQueue", "", *cq_name);
       if (!cq) continue;
-      const auto covered = queue::covered_resources(cq->body);
+      const auto covered = queue::covered_resources(*cq);
       std::string missing;
       for (const auto& g : p.gpus)
         if (!covered.contains(g)) missing += (missing.empty() ? "" : ", ") + g;

@@ -72,11 +72,11 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!queue::is_cluster_queue(obj)) return;
     for (const auto& fr : queue::flavor_resources(obj)) {
-      const json* lending = member(*fr.body, "lendingLimit");
-      const json* nominal = member(*fr.body, "nominalQuota");
-      if (!lending || lending->is_null() || !nominal) continue;
-      auto l = Quantity::from_json(*lending);
-      auto n = Quantity::from_json(*nominal);
+      const Node lending = member(fr.body, "lendingLimit");
+      const Node nominal = member(fr.body, "nominalQuota");
+      if (lending.is_null() || !nominal) continue;
+      auto l = Quantity::from_node(lending);
+      auto n = Quantity::from_node(nominal);
       if (!l || !n || *l <= *n) continue;
       ctx.report(pointer_join(fr.pointer, "lendingLimit"),
                  "lendingLimit " + l->to_string() + " of " + fr.resource + " in flavor " + fr.flavor +

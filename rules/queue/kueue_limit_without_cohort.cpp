@@ -82,11 +82,11 @@ spec:
     why += ")";
     for (const auto& fr : queue::flavor_resources(obj)) {
       for (std::string_view limit : {"borrowingLimit", "lendingLimit"}) {
-        const json* v = member(*fr.body, limit);
-        if (!v || v->is_null()) continue;
+        const Node v = member(fr.body, limit);
+        if (v.is_null()) continue;
         ctx.report(pointer_join(fr.pointer, limit),
                    why + ", so there is nothing to " + (limit == "borrowingLimit" ? "borrow from" : "lend to") +
-                       ": Kueue rejects " + std::string(limit) + " " + brief(*v) + " of " + fr.resource +
+                       ": Kueue rejects " + std::string(limit) + " " + brief(v) + " of " + fr.resource +
                        " in flavor " + fr.flavor + " (\"must be nil when cohort is empty\", ClusterQueue " +
                        (limit == "borrowingLimit" ? "CEL rule and webhook" : "webhook") + ")");
       }

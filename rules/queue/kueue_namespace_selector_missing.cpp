@@ -69,9 +69,9 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!queue::is_cluster_queue(obj)) return;
-    const json* spec = member(obj.body, "spec");
-    const json* sel = spec ? member(*spec, "namespaceSelector") : nullptr;
-    if (sel && !sel->is_null()) return;
+    const Node spec = member(obj.root(), "spec");
+    const Node sel = member(spec, "namespaceSelector");
+    if (sel && !sel.is_null()) return;
     ctx.report(sel ? "/spec/namespaceSelector" : spec ? "/spec" : "",
                "ClusterQueue " + obj.name + " has no namespaceSelector: Kueue reads a missing selector as "
                "matching no namespace, so workloads submitted through its LocalQueues are never admitted; "

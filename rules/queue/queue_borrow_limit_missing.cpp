@@ -101,8 +101,8 @@ spec:
       if (cohort.name.empty()) return;
       for (const auto& fr : queue::flavor_resources(obj)) {
         if (!gpus.matches(fr.resource)) continue;
-        const json* limit = member(*fr.body, "borrowingLimit");
-        if (limit && !limit->is_null()) continue;
+        const Node limit = member(fr.body, "borrowingLimit");
+        if (!limit.is_null()) continue;
         ctx.report(fr.pointer, "ClusterQueue " + obj.name + " is a dev/test queue (" + why + ") in cohort " + cohort.name +
                                    ", and " + fr.resource + " in flavor " + fr.flavor +
                                    " has no borrowingLimit: it can borrow every unused " + fr.resource +
@@ -110,12 +110,12 @@ spec:
       }
       return;
     }
-    const json* spec = member(obj.body, "spec");
-    const json* cap = spec ? member(*spec, "capability") : nullptr;
-    if (cap && cap->is_object())
-      for (const auto& [name, value] : cap->items())
+    const Node spec = member(obj.root(), "spec");
+    const Node cap = member(spec, "capability");
+    if (cap.is_object())
+      for (const auto [name, value] : cap.items())
         if (gpus.matches(name)) return;
-    const auto reclaimable = spec ? bool_at(*spec, "reclaimable") : std::nullopt;
+    const auto reclaimable = bool_at(spec, "reclaimable");
     const bool kept = reclaimable.has_value() && !*reclaimable;
     ctx.report(cap ? "/spec/capability" : spec ? "/spec" : "",
                "Queue " + obj.name + " is a dev/test queue (" + why + ") with no GPU capability: it can take every idle GPU "

@@ -62,19 +62,19 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!queue::is_volcano_queue(obj)) return;
-    const json* spec = member(obj.body, "spec");
+    const Node spec = member(obj.root(), "spec");
     if (spec) {
-      auto parent = string_at(*spec, "parent");
+      auto parent = string_at(spec, "parent");
       if (parent && !parent->empty() && *parent != queue::kVolcanoRootQueue) return;
     }
-    const json* cap = spec ? member(*spec, "capability") : nullptr;
+    const Node cap = member(spec, "capability");
     const auto& gpus = ctx.settings().gpu_resources;
-    if (cap && cap->is_object())
-      for (const auto& [name, value] : cap->items())
+    if (cap.is_object())
+      for (const auto [name, value] : cap.items())
         if (gpus.matches(name)) return;
     std::string pointer = cap ? "/spec/capability" : spec ? "/spec" : "";
     ctx.report(pointer, "Queue " + obj.name + " has no capability for " +
-                            (cap && cap->is_object() && !cap->empty() ? std::string("any GPU resource (it caps only other resources)")
+                            (cap.is_object() && !cap.empty() ? std::string("any GPU resource (it caps only other resources)")
                                                                       : std::string("any resource")) +
                             ": its jobs can take every idle GPU in the cluster; set e.g. `capability: {nvidia.com/gpu: N}` "
                             "so that one user cannot fill the cluster (seed 9.5)");

@@ -67,8 +67,7 @@ std::optional<QueueName> volcano_queue_name(const Object& obj) {
 CohortRef cluster_queue_cohort(const Object& cq) {
   CohortRef out;
   auto text = [&](std::string_view key) -> std::string {
-    const json* spec = engine::member(cq.body, "spec");
-    auto s = spec ? engine::string_at(*spec, key) : std::nullopt;
+    auto s = engine::string_at(engine::member(cq.root(), "spec"), key);
     return s ? std::string(*s) : std::string();
   };
   const std::string v1 = text("cohort");
@@ -90,23 +89,25 @@ CohortRef cluster_queue_cohort(const Object& cq) {
 
 std::vector<FlavorResource> flavor_resources(const Object& cq) {
   std::vector<FlavorResource> out;
-  const json* groups = engine::path(cq.body, {"spec", "resourceGroups"});
-  if (!groups || !groups->is_array()) return out;
-  for (size_t g = 0; g < groups->size(); ++g) {
-    const json* flavors = engine::member((*groups)[g], "flavors");
-    if (!flavors || !flavors->is_array()) continue;
-    const std::string gp = engine::pointer_join("/spec/resourceGroups", g);
-    for (size_t f = 0; f < flavors->size(); ++f) {
-      const json& flavor = (*flavors)[f];
-      const json* resources = engine::member(flavor, "resources");
-      if (!resources || !resources->is_array()) continue;
+  const engine::Node groups = engine::path(cq.root(), {"spec", "resourceGroups"});
+  if (!groups.is_array()) return out;
+  size_t g = 0;
+  for (const engine::Node group : groups) {
+    const std::string gp = engine::pointer_join("/spec/resourceGroups", g++);
+    const engine::Node flavors = engine::member(group, "flavors");
+    if (!flavors.is_array()) continue;
+    size_t f = 0;
+    for (const engine::Node flavor : flavors) {
+      const std::string fp = engine::pointer_join(engine::pointer_join(gp, "flavors"), f++);
+      const engine::Node resources = engine::member(flavor, "resources");
+      if (!resources.is_array()) continue;
       auto fname = engine::string_at(flavor, "name");
-      const std::string fp = engine::pointer_join(engine::pointer_join(gp, "flavors"), f);
-      for (size_t r = 0; r < resources->size(); ++r) {
-        const json& res = (*resources)[r];
+      size_t r = 0;
+      for (const engine::Node res : resources) {
+        const size_t at = r++;
         auto rname = engine::string_at(res, "name");
         if (!rname) continue;
-        out.push_back(FlavorResource{&res, engine::pointer_join(engine::pointer_join(fp, "resources"), r),
+        out.push_back(FlavorResource{res, engine::pointer_join(engine::pointer_join(fp, "resources"), at),
                                      fname ? std::string(*fname) : std::string(), std::string(*rname)});
       }
     }
@@ -114,15 +115,15 @@ std::vector<FlavorResource> flavor_resources(const Object& cq) {
   return out;
 }
 
-std::set<std::string, std::less<>> covered_resources(const json& cq_body) {
+std::set<std::string, std::less<>> covered_resources(const Object& cq) {
   std::set<std::string, std::less<>> out;
-  const json* groups = engine::path(cq_body, {"spec", "resourceGroups"});
-  if (!groups || !groups->is_array()) return out;
-  for (const json& g : *groups) {
-    const json* covered = engine::member(g, "coveredResources");
-    if (!covered || !covered->is_array()) continue;
-    for (const json& r : *covered)
-      if (r.is_string()) out.insert(r.get<std::string>());
+  const engine::Node groups = engine::path(cq.root(), {"spec", "resourceGroups"});
+  if (!groups.is_array()) return out;
+  for (const engine::Node g : groups) {
+    const engine::Node covered = engine::member(g, "coveredResources");
+    if (!covered.is_array()) continue;
+    for (const engine::Node r : covered)
+      if (r.is_string()) out.emplace(r.str());
   }
   return out;
 }

@@ -61,7 +61,7 @@ struct CohortRef {
 
 // One `resources[]` entry of a ClusterQueue flavor.
 struct FlavorResource {
-  const engine::json* body = nullptr;  // the entry: {name, nominalQuota, borrowingLimit, lendingLimit}
+  engine::Node body;                   // the entry: {name, nominalQuota, borrowingLimit, lendingLimit}
   std::string pointer;                 // "/spec/resourceGroups/0/flavors/1/resources/2"
   std::string flavor;
   std::string resource;
@@ -69,6 +69,6 @@ struct FlavorResource {
 [[nodiscard]] std::vector<FlavorResource> flavor_resources(const engine::Object& cq);
 
 // The resources a ClusterQueue covers: every `coveredResources` entry of every resource group.
-[[nodiscard]] std::set<std::string, std::less<>> covered_resources(const engine::json& cq_body);
+[[nodiscard]] std::set<std::string, std::less<>> covered_resources(const engine::Object& cq);
 
 }  // namespace gpuguard::rules::queue

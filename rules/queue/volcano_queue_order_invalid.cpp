@@ -27,7 +27,7 @@ bool integer_resource(std::string_view name) {
 struct Section {
   std::string label;    // "capability", "deserved", "guarantee"
   std::string pointer;  // "/spec/capability"
-  const json* map = nullptr;
+  Node map;
 };
 
 class VolcanoQueueOrderInvalid final : public Rule {
@@ -106,18 +106,19 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!queue::is_volcano_queue(obj)) return;
-    const json* spec = member(obj.body, "spec");
-    if (!spec || !spec->is_object()) return;
-    check_weight(*spec, ctx);
+    const Node spec = member(obj.root(), "spec");
+    if (!spec.is_object()) return;
+    check_weight(spec, ctx);
 
-    Section cap{"capability", "/spec/capability", member(*spec, "capability")};
-    Section des{"deserved", "/spec/deserved", member(*spec, "deserved")};
-    Section gua{"guarantee", "/spec/guarantee/resource", path(*spec, {"guarantee", "resource"})};
+    Section cap{"capability", "/spec/capability", member(spec, "capability")};
+    Section des{"deserved", "/spec/deserved", member(spec, "deserved")};
+    Section gua{"guarantee", "/spec/guarantee/resource", path(spec, {"guarantee", "resource"})};
     std::map<std::string, Quantity, std::less<>> capq, desq, guaq;
     for (auto [s, out] : {std::pair{&cap, &capq}, std::pair{&des, &desq}, std::pair{&gua, &guaq}}) {
-      if (!s->map || !s->map->is_object()) continue;
-      for (const auto& [name, value] : s->map->items()) {
-        auto q = Quantity::from_json(value);
+      if (!s->map.is_object()) continue;
+      for (const auto [key, value] : s->map.items()) {
+        const std::string name(key);
+        auto q = Quantity::from_node(value);
         if (!q) continue;  // not a quantity: the CRD schema's business (schema-invalid)
         const std::string ptr = pointer_join(s->pointer, name);
         const std::string what = s->label + "[" + name + "]=" + q->to_string();
@@ -134,7 +135,7 @@ spec:
     for (const auto& [name, g] : guaq) {
       auto d = desq.find(name);
       if (d == desq.end()) {
-        if (des.map && des.map->is_object() && member(*des.map, name)) continue;  // unparsable: schema's business
+        if (des.map.is_object() && member(des.map, name)) continue;  // unparsable: schema's business
         ctx.report(pointer_join(gua.pointer, name),
                    "guarantee[" + name + "]=" + g.to_string() + " has no deserved amount: Volcano's queue webhook rejects "
                    "the queue (validateResourceQuantityOfQueue: \"deserved[" + name + "] must be >= guarantee[" + name +
@@ -158,12 +159,12 @@ spec:
   }
 
  private:
-  static void check_weight(const json& spec, CheckContext& ctx) {
-    const json* w = member(spec, "weight");
-    if (!w || w->is_null()) return;  // absent: the CRD default (1)
-    auto n = w->is_number() ? as_int(*w) : std::nullopt;
+  static void check_weight(Node spec, CheckContext& ctx) {
+    const Node w = member(spec, "weight");
+    if (w.is_null()) return;  // absent (the CRD default: 1), or null
+    auto n = w.is_number() ? as_int(w) : std::nullopt;
     if (!n) {
-      ctx.report("/spec/weight", "weight " + brief(*w) + " is not an integer: the Queue CRD's schema rejects it "
+      ctx.report("/spec/weight", "weight " + brief(w) + " is not an integer: the Queue CRD's schema rejects it "
                                  "(type integer, int32, 1–65535)");
       return;
     }

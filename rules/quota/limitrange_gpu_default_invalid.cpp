@@ -80,20 +80,21 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is("", "LimitRange")) return;
-    const json* limits = path(obj.body, {"spec", "limits"});
-    if (!limits || !limits->is_array()) return;
+    const Node limits = path(obj.root(), {"spec", "limits"});
+    if (!limits.is_array()) return;
     const auto& gpus = ctx.settings().gpu_resources;
-    for (size_t i = 0; i < limits->size(); ++i) {
-      const json& item = (*limits)[i];
+    size_t next = 0;
+    for (const Node item : limits) {
+      const size_t i = next++;
       const auto type = string_at(item, "type");
       if (type != std::optional<std::string_view>("Container") && type != std::optional<std::string_view>("Pod")) continue;
       const bool container = *type == "Container";
       const std::string item_ptr = pointer_join("/spec/limits", i);
       std::set<std::string> names;
       for (const char* f : {"max", "min", "default", "defaultRequest"})
-        if (const json* l = member(item, f); l && l->is_object())
-          for (const auto& [name, v] : l->items())
-            if (gpus.matches(name)) names.insert(name);
+        if (const Node l = member(item, f); l.is_object())
+          for (const auto [name, v] : l.items())
+            if (gpus.matches(name)) names.emplace(name);
       for (const auto& name : names) check_resource(item, item_ptr, container, name, ctx);
     }
   }
@@ -105,14 +106,14 @@ spec:
     bool derived = false;
   };
 
-  static void check_resource(const json& item, const std::string& item_ptr, bool container, const std::string& name,
+  static void check_resource(Node item, const std::string& item_ptr, bool container, const std::string& name,
                              CheckContext& ctx) {
     auto ptr = [&](std::string_view field) { return pointer_join(pointer_join(item_ptr, field), name); };
     auto raw = [&](std::string_view field) -> Value {
-      const json* l = member(item, field);
-      const json* v = l && l->is_object() ? member(*l, name) : nullptr;
+      const Node l = member(item, field);
+      const Node v = l.is_object() ? member(l, name) : Node();
       if (!v) return {};
-      auto q = Quantity::from_json(*v);
+      auto q = Quantity::from_node(v);
       return {q ? std::optional<Quantity>(*q) : std::nullopt, std::string(field), false};
     };
     Value max = raw("max"), min = raw("min"), def = raw("default"), req = raw("defaultRequest");

@@ -78,18 +78,18 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is("", "ResourceQuota")) return;
-    const json* hard = path(obj.body, {"spec", "hard"});
-    if (!hard || !hard->is_object()) return;
+    const Node hard = path(obj.root(), {"spec", "hard"});
+    if (!hard.is_object()) return;
     const auto& gpus = ctx.settings().gpu_resources;
-    for (const auto& [key, value] : hard->items()) {
+    for (const auto [key, value] : hard.items()) {
       const bool tracked = key.starts_with("requests.");
       std::string_view resource = key;
       if (tracked) resource.remove_prefix(9);
       else if (key.starts_with("limits.")) resource.remove_prefix(7);
       if (!gpus.matches(resource)) continue;
-      auto q = Quantity::from_json(value);
+      auto q = Quantity::from_node(value);
       if (!q || q->is_integer() || q->is_negative()) continue;
-      const std::string what = "`" + key + ": " + q->to_string() + "` is not a whole number";
+      const std::string what = "`" + std::string(key) + ": " + q->to_string() + "` is not a whole number";
       const auto [whole, next] = whole_parts(*q);
       if (tracked)
         ctx.report(pointer_join("/spec/hard", key),
