@@ -415,10 +415,10 @@ std::vector<std::string> split_ids(std::string_view s) {
 
 void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const {
   Exemptions ex;
-  auto read = [&](const json& metadata, const std::string& prefix) {
-    const json* ann = member(metadata, "annotations");
+  auto read = [&](Node metadata, const std::string& prefix) {
+    const Node ann = member(metadata, "annotations");
     if (!ann) return;
-    const json* ids = member(*ann, kIgnoreAnnotation);
+    const Node ids = member(ann, kIgnoreAnnotation);
     if (!ids) return;
     std::string ptr = prefix + "/metadata/annotations/" + pointer_escape(kIgnoreAnnotation);
     if (!ids->is_string()) {
@@ -428,7 +428,7 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
     }
     Exemptions::Ignore ig;
     ig.pointer_prefix = prefix;
-    for (auto& id : split_ids(ids->get<std::string>())) {
+    for (auto& id : split_ids(ids.str())) {
       if (id != "*" && !registry.find(id)) {
         out.diagnostics.push_back({Severity::error, obj.source ? obj.source->path : "", obj.position_of(ptr),
                                std::string(kIgnoreAnnotation) + " names unknown rule \"" + id + "\" (see `gpuguard rules`)"});
@@ -436,7 +436,7 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
       }
       ig.rules.push_back(std::move(id));
     }
-    if (auto reason = string_at(*ann, kIgnoreReasonAnnotation)) ig.reason = *reason;
+    if (auto reason = string_at(ann, kIgnoreReasonAnnotation)) ig.reason = *reason;
     if (!ig.rules.empty()) ex.ignores.push_back(std::move(ig));
   };
   read(obj.metadata(), "");

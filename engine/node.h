@@ -102,6 +102,8 @@ class Node {
 
   [[nodiscard]] const PositionIndex* doc() const { return doc_; }
   [[nodiscard]] PositionIndex::NodeId id() const { return id_; }
+  // The same node of the same document.
+  bool operator==(const Node& o) const = default;
 
  private:
   const PositionIndex* doc_ = nullptr;
@@ -148,7 +150,7 @@ class NodeEntries {
   Node n_;
 };
 
-inline NodeEntries Node::items() const { return NodeEntries(*this); }
+inline NodeEntries Node::items() const { return NodeEntries(is_object() ? *this : Node()); }
 
 // The engine/json.h helpers, for documents.
 [[nodiscard]] Node member(Node n, std::string_view key);

@@ -89,21 +89,14 @@ std::string Object::display_name() const {
   return out;
 }
 
-const json& Object::metadata() const {
-  static const json kEmpty = json::object();
-  const json* m = member(body, "metadata");
-  return m && m->is_object() ? *m : kEmpty;
+Node Object::metadata() const {
+  Node m = member(root(), "metadata");
+  return m.is_object() ? m : Node();
 }
 
-const json* Object::label(std::string_view key) const {
-  const json* labels = member(metadata(), "labels");
-  return labels ? member(*labels, key) : nullptr;
-}
+Node Object::label(std::string_view key) const { return member(member(metadata(), "labels"), key); }
 
-const json* Object::annotation(std::string_view key) const {
-  const json* ann = member(metadata(), "annotations");
-  return ann ? member(*ann, key) : nullptr;
-}
+Node Object::annotation(std::string_view key) const { return member(member(metadata(), "annotations"), key); }
 
 namespace {
 

@@ -125,11 +125,12 @@ struct Object {
   [[nodiscard]] Pos position_of(std::string_view pointer) const;
   // "Deployment team-a/train" or "PriorityClass high".
   [[nodiscard]] std::string display_name() const;
-  [[nodiscard]] const json& metadata() const;
   // The object read as a document (engine/node.h): the same values as `body`.
   [[nodiscard]] Node root() const;
-  [[nodiscard]] const json* label(std::string_view key) const;
-  [[nodiscard]] const json* annotation(std::string_view key) const;
+  // Its `metadata` (absent when it has none that is a mapping), and a label's or annotation's value.
+  [[nodiscard]] Node metadata() const;
+  [[nodiscard]] Node label(std::string_view key) const;
+  [[nodiscard]] Node annotation(std::string_view key) const;
 };
 
 // An object from a JSON body (an AdmissionReview's object): identity from apiVersion, kind and

@@ -7,10 +7,9 @@
 
 namespace gpuguard::engine {
 
-const json& PodTemplate::metadata() const {
-  static const json kEmpty = json::object();
-  const json* m = tmpl ? member(*tmpl, "metadata") : nullptr;
-  return m && m->is_object() ? *m : kEmpty;
+Node PodTemplate::metadata() const {
+  Node m = member(tmpl, "metadata");
+  return m.is_object() ? m : Node();
 }
 
 namespace {
@@ -21,47 +20,48 @@ std::optional<int64_t> mul(std::optional<int64_t> a, std::optional<int64_t> b) {
 }
 
 // Adds the template at `ptr` (relative to `base`, which is at `base_ptr`) when it has a spec.
-void add(std::vector<PodTemplate>& out, const json& holder, std::string ptr, std::optional<int64_t> replicas,
+void add(std::vector<PodTemplate>& out, Node holder, std::string ptr, std::optional<int64_t> replicas,
          std::string role) {
-  const json* spec = member(holder, "spec");
+  Node spec = member(holder, "spec");
   if (!spec || !spec->is_object()) return;
-  out.push_back(PodTemplate{std::move(ptr), &holder, spec, replicas, std::move(role), {}, 0, {}});
+  out.push_back(PodTemplate{std::move(ptr), holder, spec, replicas, std::move(role), {}, 0, {}});
 }
 
-void add_at(std::vector<PodTemplate>& out, const json& parent, std::string_view key, const std::string& parent_ptr,
+void add_at(std::vector<PodTemplate>& out, Node parent, std::string_view key, const std::string& parent_ptr,
             std::optional<int64_t> replicas, std::string role) {
-  const json* t = member(parent, key);
-  if (t && t->is_object()) add(out, *t, pointer_join(parent_ptr, key), replicas, std::move(role));
+  Node t = member(parent, key);
+  if (t.is_object()) add(out, t, pointer_join(parent_ptr, key), replicas, std::move(role));
 }
 
-int64_t int_or(const json& j, std::string_view key, int64_t dflt) { return int_at(j, key).value_or(dflt); }
+int64_t int_or(Node j, std::string_view key, int64_t dflt) { return int_at(j, key).value_or(dflt); }
 
 // KubeRay: headGroupSpec and workerGroupSpecs under `spec_ptr`.
-void ray_cluster_spec(std::vector<PodTemplate>& out, const json& rc, const std::string& ptr) {
-  if (const json* head = member(rc, "headGroupSpec"); head && head->is_object())
+void ray_cluster_spec(std::vector<PodTemplate>& out, Node rc, const std::string& ptr) {
+  if (Node head = member(rc, "headGroupSpec"); head && head->is_object())
     add_at(out, *head, "template", pointer_join(ptr, "headGroupSpec"), 1, "head");
-  if (const json* workers = member(rc, "workerGroupSpecs"); workers && workers->is_array()) {
-    for (size_t i = 0; i < workers->size(); ++i) {
-      const json& w = (*workers)[i];
+  if (Node workers = member(rc, "workerGroupSpecs"); workers && workers->is_array()) {
+    size_t i = 0;
+    for (Node w : workers) {
+      const size_t index = i++;
       if (!w.is_object()) continue;
       std::optional<int64_t> replicas = int_at(w, "replicas");
       if (!replicas) replicas = int_at(w, "minReplicas");
       if (!replicas) replicas = 0;
       std::string role(string_at(w, "groupName").value_or("worker"));
-      add_at(out, w, "template", pointer_join(pointer_join(ptr, "workerGroupSpecs"), i),
+      add_at(out, w, "template", pointer_join(pointer_join(ptr, "workerGroupSpecs"), index),
              mul(replicas, int_or(w, "numOfHosts", 1)), role);
     }
   }
 }
 
 // Kubeflow training-operator replica maps (replicas default to 1).
-void replica_map(std::vector<PodTemplate>& out, const json& spec, std::string_view key) {
-  const json* specs = member(spec, key);
+void replica_map(std::vector<PodTemplate>& out, Node spec, std::string_view key) {
+  Node specs = member(spec, key);
   if (!specs || !specs->is_object()) return;
   std::string base = pointer_join("/spec", key);
   for (const auto& [rtype, rs] : specs->items()) {
     if (!rs.is_object()) continue;
-    add_at(out, rs, "template", pointer_join(base, rtype), int_or(rs, "replicas", 1), rtype);
+    add_at(out, rs, "template", pointer_join(base, rtype), int_or(rs, "replicas", 1), std::string(rtype));
   }
 }
 
@@ -69,10 +69,10 @@ void replica_map(std::vector<PodTemplate>& out, const json& spec, std::string_vi
 std::vector<PodTemplate> make_templates(const Object& obj) {
   std::vector<PodTemplate> out;
   if (!obj.is_kubernetes_object()) return out;
-  const json& body = obj.body;
+  Node body = obj.root();
   const std::string& g = obj.gvk.group;
   const std::string& k = obj.gvk.kind;
-  const json* spec = member(body, "spec");
+  Node spec = member(body, "spec");
 
   if (g.empty() && k == "Pod") {
     add(out, body, "", 1, "");
@@ -92,16 +92,17 @@ std::vector<PodTemplate> make_templates(const Object& obj) {
   } else if (g == "batch" && k == "Job") {
     add_at(out, *spec, "template", "/spec", int_or(*spec, "parallelism", 1), "");
   } else if (g == "batch" && k == "CronJob") {
-    const json* jt = member(*spec, "jobTemplate");
-    const json* js = jt ? member(*jt, "spec") : nullptr;
+    Node jt = member(*spec, "jobTemplate");
+    Node js = jt ? member(*jt, "spec") : Node();
     if (js && js->is_object())
       add_at(out, *js, "template", "/spec/jobTemplate/spec", int_or(*js, "parallelism", 1), "");
   } else if (g == "batch.volcano.sh" && k == "Job") {
-    if (const json* tasks = member(*spec, "tasks"); tasks && tasks->is_array()) {
-      for (size_t i = 0; i < tasks->size(); ++i) {
-        const json& t = (*tasks)[i];
+    if (Node tasks = member(*spec, "tasks"); tasks && tasks->is_array()) {
+      size_t i = 0;
+      for (Node t : tasks) {
+        const size_t index = i++;
         if (!t.is_object()) continue;
-        add_at(out, t, "template", pointer_join("/spec/tasks", i), int_or(t, "replicas", 0),
+        add_at(out, t, "template", pointer_join("/spec/tasks", index), int_or(t, "replicas", 0),
                std::string(string_at(t, "name").value_or("")));
       }
     }
@@ -113,13 +114,14 @@ std::vector<PodTemplate> make_templates(const Object& obj) {
     else if (k == "XGBoostJob") replica_map(out, *spec, "xgbReplicaSpecs");
     else if (k == "PaddleJob") replica_map(out, *spec, "paddleReplicaSpecs");
   } else if (g == "jobset.x-k8s.io" && k == "JobSet") {
-    if (const json* rjs = member(*spec, "replicatedJobs"); rjs && rjs->is_array()) {
-      for (size_t i = 0; i < rjs->size(); ++i) {
-        const json& rj = (*rjs)[i];
-        const json* jt = member(rj, "template");
-        const json* js = jt ? member(*jt, "spec") : nullptr;
+    if (Node rjs = member(*spec, "replicatedJobs"); rjs && rjs->is_array()) {
+      size_t i = 0;
+      for (Node rj : rjs) {
+        const size_t index = i++;
+        Node jt = member(rj, "template");
+        Node js = jt ? member(*jt, "spec") : Node();
         if (!js || !js->is_object()) continue;
-        std::string base = pointer_join("/spec/replicatedJobs", i) + "/template/spec";
+        std::string base = pointer_join("/spec/replicatedJobs", index) + "/template/spec";
         add_at(out, *js, "template", base, mul(int_or(rj, "replicas", 1), int_or(*js, "parallelism", 1)),
                std::string(string_at(rj, "name").value_or("")));
       }
@@ -127,15 +129,15 @@ std::vector<PodTemplate> make_templates(const Object& obj) {
   } else if (g == "ray.io") {
     if (k == "RayCluster") ray_cluster_spec(out, *spec, "/spec");
     else if (k == "RayJob") {
-      if (const json* rc = member(*spec, "rayClusterSpec"); rc && rc->is_object())
+      if (Node rc = member(*spec, "rayClusterSpec"); rc && rc->is_object())
         ray_cluster_spec(out, *rc, "/spec/rayClusterSpec");
       add_at(out, *spec, "submitterPodTemplate", "/spec", 1, "submitter");
     } else if (k == "RayService") {
-      if (const json* rc = member(*spec, "rayClusterConfig"); rc && rc->is_object())
+      if (Node rc = member(*spec, "rayClusterConfig"); rc && rc->is_object())
         ray_cluster_spec(out, *rc, "/spec/rayClusterConfig");
     }
   } else if (g == "leaderworkerset.x-k8s.io" && k == "LeaderWorkerSet") {
-    if (const json* lwt = member(*spec, "leaderWorkerTemplate"); lwt && lwt->is_object()) {
+    if (Node lwt = member(*spec, "leaderWorkerTemplate"); lwt && lwt->is_object()) {
       int64_t groups = int_or(*spec, "replicas", 1);
       int64_t size = int_or(*lwt, "size", 1);
       const std::string base = "/spec/leaderWorkerTemplate";
@@ -154,16 +156,17 @@ void add_containers(PodTemplate& t) {
   std::vector<Container>& out = t.all_containers;
   const std::string spec_ptr = t.spec_pointer();
   auto list = [&](std::string_view key, Container::Kind kind) {
-    const json* arr = member(*t.spec, key);
+    Node arr = member(*t.spec, key);
     if (!arr || !arr->is_array()) return;
     const std::string base = pointer_join(spec_ptr, key);
-    for (size_t i = 0; i < arr->size(); ++i) {
-      const json& c = (*arr)[i];
+    size_t i = 0;
+    for (Node c : arr) {
+      const size_t index = i++;
       if (!c.is_object()) continue;
       Container::Kind ck = kind;
       if (kind == Container::Kind::init && string_at(c, "restartPolicy") == std::optional<std::string_view>("Always"))
         ck = Container::Kind::sidecar;
-      out.push_back(Container{&c, pointer_join(base, i), string_at(c, "name").value_or(""), ck});
+      out.push_back(Container{c, pointer_join(base, index), string_at(c, "name").value_or(""), ck});
     }
   };
   list("initContainers", Container::Kind::init);
@@ -216,18 +219,17 @@ using Ask = std::pair<std::string_view, Quantity>;
 // skipped. Only the resources `only` matches, when given (each resource is summed on its own, so
 // leaving the others out changes nothing for the ones kept). Returns whether the container names
 // one of those with an amount that is not zero, one that does not parse included.
-bool container_requests(const json& c, const ResourceMatcher* only, std::vector<Ask>& out) {
+bool container_requests(Node c, const ResourceMatcher* only, std::vector<Ask>& out) {
   out.clear();
   bool nonzero = false;
-  const json* res = member(c, "resources");
+  Node res = member(c, "resources");
   if (!res) return false;
   for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
-    const json* list = member(*res, key);
+    Node list = member(*res, key);
     if (!list || !list->is_object()) continue;
-    for (const auto& item : list->items()) {
-      const std::string_view name = item.key();
+    for (const auto [name, value] : list->items()) {
       if (only && !only->matches(name)) continue;
-      auto q = Quantity::from_json(item.value());
+      auto q = Quantity::from_node(value);
       if (!q || !q->is_zero()) nonzero = true;
       if (!q) continue;
       auto it = std::find_if(out.begin(), out.end(), [&](const Ask& a) { return a.first == name; });
@@ -253,7 +255,7 @@ PodResources pod_requests(const PodTemplate& t) {
   std::map<std::string, PodSum, std::less<>> sums;
   std::vector<Ask> asks;
   for (const auto& c : containers(t)) {
-    container_requests(*c.body, nullptr, asks);
+    container_requests(c.body, nullptr, asks);
     for (const auto& [name, q] : asks) {
       auto it = sums.find(name);
       if (it == sums.end()) it = sums.emplace(std::string(name), PodSum{}).first;
@@ -275,7 +277,7 @@ const TemplateGpus& template_gpus(const PodTemplate& t, const ResourceMatcher& g
     std::vector<std::pair<std::string_view, PodSum>> sums;  // per resource, in first-seen order
     std::vector<Ask> asks;
     for (const auto& c : containers(t)) {
-      if (container_requests(*c.body, &gpus, asks)) out.any = true;
+      if (container_requests(c.body, &gpus, asks)) out.any = true;
       for (const auto& ask : asks) {
         auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == ask.first; });
         if (it == sums.end()) it = sums.insert(sums.end(), {ask.first, PodSum{}});

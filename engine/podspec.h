@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/json.h"
+#include "engine/node.h"
 #include "engine/object.h"
 #include "engine/quantity.h"
 
@@ -99,7 +100,7 @@ struct TemplateGpus {
 
 // A container of a pod spec: regular, init (including native sidecars) or ephemeral.
 struct Container {
-  const json* body = nullptr;
+  Node body;
   std::string pointer;       // e.g. "/spec/template/spec/containers/1"
   std::string_view name;
   enum class Kind : uint8_t { regular, init, sidecar, ephemeral } kind = Kind::regular;
@@ -109,8 +110,8 @@ struct PodTemplate {
   // JSON pointer to the object holding `metadata` and `spec` of the pod: "" for a Pod itself,
   // "/spec/template" for a Deployment, "/spec/tasks/0/template" for a Volcano Job task, ...
   std::string pointer;
-  const json* tmpl = nullptr;  // that object (metadata + spec)
-  const json* spec = nullptr;  // its `spec` (a PodSpec); never null
+  Node tmpl;  // that object (metadata + spec)
+  Node spec;  // its `spec` (a PodSpec); always a mapping
   // Pods this template stands for: replicas (× parallelism, × hosts, …) where the kind has one;
   // nullopt where it depends on the cluster (DaemonSet) or on an autoscaler.
   std::optional<int64_t> replicas;
@@ -127,7 +128,8 @@ struct PodTemplate {
   ByMatcher<TemplateGpus> gpu_facts;
 
   [[nodiscard]] std::string spec_pointer() const { return pointer + "/spec"; }
-  [[nodiscard]] const json& metadata() const;
+  // Its `metadata` (absent when it has none that is a mapping).
+  [[nodiscard]] Node metadata() const;
 };
 
 struct PodViews {

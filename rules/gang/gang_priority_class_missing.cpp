@@ -69,19 +69,20 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const bool gpu_only = ctx.params().boolean("gpuOnly");
-    auto set = [](const json* j) { return j && j->is_string() && !j->get<std::string>().empty(); };
-    const std::string at = member(obj.body, "spec") ? "/spec" : "";
+    auto set = [](Node j) { return j.is_string() && !j.str().empty(); };
+    const Node root = obj.root();
+    const std::string at = member(root, "spec") ? "/spec" : "";
     if (gang::is_volcano_podgroup(obj)) {
-      if (!set(path(obj.body, {"spec", "priorityClassName"})))
+      if (!set(path(root, {"spec", "priorityClassName"})))
         ctx.report(at, "PodGroup has no priorityClassName: Volcano orders and preempts it with the default priority; set "
                        "spec.priorityClassName");
       return;
     }
     if (obj.is("batch.volcano.sh", "Job")) {
       if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-      if (set(path(obj.body, {"spec", "priorityClassName"}))) return;
+      if (set(path(root, {"spec", "priorityClassName"}))) return;
       bool in_tasks = false;
-      for (const auto& t : pod_templates(obj)) in_tasks = in_tasks || set(member(*t.spec, "priorityClassName"));
+      for (const auto& t : pod_templates(obj)) in_tasks = in_tasks || set(member(t.spec, "priorityClassName"));
       ctx.report(at, std::string("Volcano Job has no spec.priorityClassName: its PodGroup, which Volcano orders and preempts, "
                                  "gets the default priority") +
                          (in_tasks ? " (the tasks' priorityClassName only orders pods within the job)" : "") +
@@ -90,10 +91,10 @@ spec:
     }
     if (!gang::detail::is_kubeflow_job(obj)) return;
     if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-    if (set(path(obj.body, {"spec", "runPolicy", "schedulingPolicy", "priorityClass"}))) return;
+    if (set(path(root, {"spec", "runPolicy", "schedulingPolicy", "priorityClass"}))) return;
     if (set(obj.label("kueue.x-k8s.io/priority-class"))) return;
     for (const auto& t : pod_templates(obj))
-      if (set(member(*t.spec, "priorityClassName"))) return;
+      if (set(member(t.spec, "priorityClassName"))) return;
     ctx.report(at, "training job has no priority class (runPolicy.schedulingPolicy.priorityClass, a pod template's "
                    "priorityClassName, or the kueue.x-k8s.io/priority-class label): it runs and is preempted with the "
                    "default priority; set one");

@@ -94,28 +94,29 @@ spec:
     auto pend = [&](std::string pointer, std::string message) {
       st->pending.push_back(Pending{ctx.ref(), pointer, ctx.position_of(pointer), std::move(message)});
     };
-    auto empty_at = [](const json* j) { return !j || (j->is_string() && j->get<std::string>().empty()); };
-    const bool has_spec = member(obj.body, "spec") != nullptr;
+    auto empty_at = [](Node j) { return !j || (j.is_string() && j.str().empty()); };
+    const Node root = obj.root();
+    const bool has_spec = static_cast<bool>(member(root, "spec"));
     if (gang::is_volcano_podgroup(obj)) {
-      if (empty_at(path(obj.body, {"spec", "queue"})))
+      if (empty_at(path(root, {"spec", "queue"})))
         pend(has_spec ? "/spec" : "", "PodGroup names no queue, so Volcano puts it in the shared `default` queue (lowest weight, no "
                                       "team limits); set spec.queue to the team's queue");
       return;
     }
     if (obj.is("batch.volcano.sh", "Job")) {
       if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-      if (empty_at(path(obj.body, {"spec", "queue"})))
+      if (empty_at(path(root, {"spec", "queue"})))
         pend(has_spec ? "/spec" : "", "Volcano Job names no queue, so the webhook puts it in the shared `default` queue (lowest "
                                       "weight, no team limits); set spec.queue to the team's queue");
       return;
     }
     if (!gang::detail::is_kubeflow_job(obj)) return;
     if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-    const json* sp = path(obj.body, {"spec", "runPolicy", "schedulingPolicy"});
+    const Node sp = path(root, {"spec", "runPolicy", "schedulingPolicy"});
     bool volcano_pods = false;
     for (const auto& t : pod_templates(obj)) volcano_pods = volcano_pods || gang::scheduler_name(t) == "volcano";
-    if (sp && sp->is_object()) {
-      if (empty_at(member(*sp, "queue")))
+    if (sp.is_object()) {
+      if (empty_at(member(sp, "queue")))
         pend("/spec/runPolicy/schedulingPolicy",
              "schedulingPolicy names no queue: where the training operator gangs with Volcano (--gang-scheduler-name=volcano), "
              "the PodGroup it creates goes to the shared `default` queue (lowest weight, no team limits); set "
@@ -132,7 +133,7 @@ spec:
     for (const auto& p : st->pending) {
       if (!p.ref.namespace_().empty()) {
         if (const Object* ns = inv.find("", "Namespace", "", p.ref.namespace_())) {
-          if (const json* q = ns->annotation(kNamespaceQueueAnnotation); q && q->is_string() && !q->get<std::string>().empty())
+          if (const Node q = ns->annotation(kNamespaceQueueAnnotation); q.is_string() && !q.str().empty())
             continue;
         }
       }

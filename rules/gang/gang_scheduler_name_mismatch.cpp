@@ -116,7 +116,7 @@ spec:
       auto m = gang::template_membership(t);
       if (!m) continue;
       const std::string current = gang::scheduler_name(t);
-      const bool named = string_at(*t.spec, "schedulerName").has_value();
+      const bool named = string_at(t.spec, "schedulerName").has_value();
       const std::string ptr = named ? t.spec_pointer() + "/schedulerName" : t.spec_pointer();
       const std::string as = named ? "schedulerName " + current : "no schedulerName (so default-scheduler)";
       if (m->via == gang::Via::volcano) {

@@ -190,18 +190,19 @@ spec:
   }
 
   static void check_podgroup(const Object& obj, CheckContext& ctx) {
-    const json* mm = path(obj.body, {"spec", "minMember"});
+    const Node root = obj.root();
+    const Node mm = path(root, {"spec", "minMember"});
     if (gang::is_volcano_podgroup(obj)) {
       if (!mm)
-        ctx.report(member(obj.body, "spec") ? "/spec" : "",
+        ctx.report(member(root, "spec") ? "/spec" : "",
                    "Volcano PodGroup without minMember: it counts as 0, which Volcano accepts and never gangs (every member "
                    "pod is bound on its own); set minMember to the number of pods that must start together");
-      else if (as_int(*mm) == std::optional<int64_t>(0))
+      else if (as_int(mm) == std::optional<int64_t>(0))
         ctx.report("/spec/minMember",
                    "minMember 0: Volcano accepts it and never gangs (every member pod is bound on its own); set minMember to "
                    "the number of pods that must start together");
     } else if (!mm) {
-      ctx.report(member(obj.body, "spec") ? "/spec" : "",
+      ctx.report(member(root, "spec") ? "/spec" : "",
                  "scheduler-plugins PodGroup without minMember: Coscheduling has no group size to wait for; set minMember to "
                  "the number of pods that must start together");
     }

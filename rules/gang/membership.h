@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "engine/json.h"
+#include "engine/node.h"
 #include "engine/object.h"
 #include "engine/podspec.h"
 
@@ -56,10 +57,10 @@ struct Membership {
 
 namespace detail {
 
-inline std::optional<std::string> string_in(const json& metadata, std::string_view map, std::string_view key) {
-  const json* m = engine::member(metadata, map);
-  if (!m || !m->is_object()) return std::nullopt;
-  auto v = engine::string_at(*m, key);
+inline std::optional<std::string> string_in(engine::Node metadata, std::string_view map, std::string_view key) {
+  engine::Node m = engine::member(metadata, map);
+  if (!m.is_object()) return std::nullopt;
+  auto v = engine::string_at(m, key);
   if (!v || v->empty()) return std::nullopt;
   return std::string(*v);
 }
@@ -78,14 +79,14 @@ inline bool is_kubeflow_job(const engine::Object& obj) {
 
 // The scheduler a pod template asks for ("default-scheduler" when it names none).
 [[nodiscard]] inline std::string scheduler_name(const engine::PodTemplate& t) {
-  auto s = engine::string_at(*t.spec, "schedulerName");
+  auto s = engine::string_at(t.spec, "schedulerName");
   return s && !s->empty() ? std::string(*s) : std::string(kDefaultScheduler);
 }
 
 // The gang a pod template's own metadata puts its pods in: a Volcano group annotation, or the
 // coscheduling label. Nothing else is visible on a template.
 [[nodiscard]] inline std::optional<Membership> template_membership(const engine::PodTemplate& t) {
-  const json& md = t.metadata();
+  const engine::Node md = t.metadata();
   for (std::string_view key : {kVolcanoGroupAnnotation, kVolcanoGroupAnnotationAlt})
     if (auto g = detail::string_in(md, "annotations", key))
       return Membership{Via::volcano, *g, "annotation " + std::string(key) + "=" + *g};
@@ -102,11 +103,11 @@ inline bool is_kubeflow_job(const engine::Object& obj) {
                                                                     bool kubeflow_operator_gang = false,
                                                                     bool kuberay_batch_scheduler = false) {
   if (obj.is("batch.volcano.sh", "Job")) return Membership{Via::volcano_job, obj.name, "a Volcano Job"};
-  const json& md = obj.metadata();
+  const engine::Node md = obj.metadata();
   if (auto q = detail::string_in(md, "labels", kKueueQueueLabel))
     return Membership{Via::kueue, "", "label " + std::string(kKueueQueueLabel) + "=" + *q};
   if (detail::is_kubeflow_job(obj)) {
-    if (const json* sp = engine::path(obj.body, {"spec", "runPolicy", "schedulingPolicy"}); sp && sp->is_object())
+    if (engine::path(obj.root(), {"spec", "runPolicy", "schedulingPolicy"}).is_object())
       return Membership{Via::scheduling_policy, obj.name, "runPolicy.schedulingPolicy"};
     if (kubeflow_operator_gang) return Membership{Via::scheduling_policy, obj.name, "the training operator's --gang-scheduler-name"};
   }

@@ -76,9 +76,9 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     gang::gather_members(obj, ctx);
     if (!gang::is_podgroup(obj)) return;
-    const json* mm = path(obj.body, {"spec", "minMember"});
+    const Node mm = path(obj.root(), {"spec", "minMember"});
     if (!mm) return;
-    auto v = as_int(*mm);
+    auto v = as_int(mm);
     if (!v) return;
     if (gang::is_coscheduling_podgroup(obj) && *v < 1)
       ctx.report("/spec/minMember", "minMember " + std::to_string(*v) +
@@ -96,8 +96,7 @@ spec:
     for (const char* group : {"scheduling.volcano.sh", "scheduling.x-k8s.io"}) {
       for (const Object* pg : inv.list(group, "PodGroup")) {
         if (!ctx.in_focus(*pg)) continue;
-        const json* mmj = path(pg->body, {"spec", "minMember"});
-        auto mm = mmj ? as_int(*mmj) : std::nullopt;
+        auto mm = as_int(path(pg->root(), {"spec", "minMember"}));
         if (!mm || *mm < 1) continue;
         if (!index) index.emplace(inv, ctx.settings().gpu_resources, static_cast<gang::MemberState*>(ctx.state())->marked);
         auto members = index->members_of(*pg);

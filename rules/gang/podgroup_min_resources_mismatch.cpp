@@ -124,27 +124,27 @@ spec:
     for (const char* group : {"scheduling.volcano.sh", "scheduling.x-k8s.io"}) {
       for (const Object* pg : inv.list(group, "PodGroup")) {
         if (!ctx.in_focus(*pg)) continue;
-        const json* mr = path(pg->body, {"spec", "minResources"});
-        if (!mr || !mr->is_object()) continue;
-        const json* mmj = path(pg->body, {"spec", "minMember"});
-        auto mm = mmj ? as_int(*mmj) : std::nullopt;
+        const Node pg_spec = member(pg->root(), "spec");
+        const Node mr = member(pg_spec, "minResources");
+        if (!mr.is_object()) continue;
+        auto mm = as_int(member(pg_spec, "minMember"));
         if (!mm || *mm < 1) continue;
         if (!index) index.emplace(inv, gpus, static_cast<gang::MemberState*>(ctx.state())->marked);
         auto members = index->members_of(*pg);
         if (!members) continue;
         auto pods = members->pods();
         if (!pods || *mm > *pods) continue;  // podgroup-min-member-invalid says so
-        check_group(*pg, *mr, *mm, *members, gpus, ctx);
+        check_group(*pg, mr, *mm, *members, gpus, ctx);
       }
     }
   }
 
  private:
-  static void check_group(const Object& pg, const json& min_resources, int64_t min_member, const gang::Members& members,
+  static void check_group(const Object& pg, Node min_resources, int64_t min_member, const gang::Members& members,
                           const ResourceMatcher& gpus, FinishContext& ctx) {
     std::set<std::string> names;
     for (const auto& [name, v] : min_resources.items())
-      if (gpus.matches(name)) names.insert(name);
+      if (gpus.matches(name)) names.emplace(name);
     for (const auto& t : members.templates)
       for (const auto& [name, q] : t.gpus) names.insert(name);
     for (const auto& name : names) {
@@ -167,10 +167,10 @@ spec:
       };
       const Quantity low = sum_of(per_pod.begin(), per_pod.end());
       const Quantity high = sum_of(per_pod.rbegin(), per_pod.rend());
-      const json* given = member(min_resources, name);
+      const Node given = member(min_resources, name);
       Quantity want;
       if (given) {
-        auto q = Quantity::from_json(*given);
+        auto q = Quantity::from_node(given);
         if (!q) continue;  // not a quantity: the schema's business
         want = *q;
       }

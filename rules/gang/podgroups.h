@@ -90,8 +90,8 @@ inline void project_marked(const engine::Object& o, const std::string& ns, const
     if (!m || (m->via != Via::volcano && m->via != Via::coscheduling)) continue;
     if (!owner_read) {
       owner_read = true;
-      if (const json* refs = engine::path(o.body, {"metadata", "ownerReferences"}); refs && refs->is_array())
-        for (const json& ref : *refs)
+      if (engine::Node refs = engine::path(o.root(), {"metadata", "ownerReferences"}); refs.is_array())
+        for (engine::Node ref : refs)
           if (engine::bool_at(ref, "controller") == std::optional<bool>(true)) {
             owner_kind = std::string(engine::string_at(ref, "kind").value_or(""));
             owner_name = std::string(engine::string_at(ref, "name").value_or(""));
@@ -134,8 +134,8 @@ class MemberIndex {
     const std::string& ns = inv_.namespace_of(pg);
     Members out;
     // Owners named by the PodGroup (a Volcano Job, a Kubeflow job, a RayCluster): all their pods.
-    if (const json* refs = engine::path(pg.body, {"metadata", "ownerReferences"}); refs && refs->is_array()) {
-      for (const json& ref : *refs) {
+    if (engine::Node refs = engine::path(pg.root(), {"metadata", "ownerReferences"}); refs.is_array()) {
+      for (engine::Node ref : refs) {
         auto api = engine::string_at(ref, "apiVersion");
         auto kind = engine::string_at(ref, "kind");
         auto name = engine::string_at(ref, "name");

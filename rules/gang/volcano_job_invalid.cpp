@@ -140,35 +140,36 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is("batch.volcano.sh", "Job")) return;
-    const json* spec = member(obj.body, "spec");
-    if (!spec || !spec->is_object()) return;
+    const Node spec = member(obj.root(), "spec");
+    if (!spec.is_object()) return;
 
-    auto negative = [&](const json& holder, std::string_view key, const std::string& base, const std::string& webhook) {
+    auto negative = [&](Node holder, std::string_view key, const std::string& base, const std::string& webhook) {
       if (auto v = int_at(holder, key); v && *v < 0)
         ctx.report(pointer_join(base, key), std::string(key) + " " + std::to_string(*v) + " is negative; the Volcano webhook refuses the job (" + webhook + ")");
     };
-    negative(*spec, "minAvailable", "/spec", "job 'minAvailable' must be >= 0.");
-    negative(*spec, "maxRetry", "/spec", "'maxRetry' cannot be less than zero.");
-    negative(*spec, "ttlSecondsAfterFinished", "/spec", "'ttlSecondsAfterFinished' cannot be less than zero.");
+    negative(spec, "minAvailable", "/spec", "job 'minAvailable' must be >= 0.");
+    negative(spec, "maxRetry", "/spec", "'maxRetry' cannot be less than zero.");
+    negative(spec, "ttlSecondsAfterFinished", "/spec", "'ttlSecondsAfterFinished' cannot be less than zero.");
 
-    const json* tasks = member(*spec, "tasks");
-    if (!tasks || !tasks->is_array() || tasks->empty()) {
+    const Node tasks = member(spec, "tasks");
+    if (!tasks.is_array() || tasks.empty()) {
       ctx.report(tasks ? "/spec/tasks" : "/spec",
                  "the job has no task; the Volcano webhook refuses it (No task specified in job spec)");
     } else {
-      check_tasks(*spec, *tasks, ctx);
+      check_tasks(spec, tasks, ctx);
     }
-    if (const json* policies = member(*spec, "policies")) check_policies(*policies, "/spec/policies", "the job", ctx);
-    check_plugins(*spec, ctx);
+    if (const Node policies = member(spec, "policies")) check_policies(policies, "/spec/policies", "the job", ctx);
+    check_plugins(spec, ctx);
   }
 
  private:
-  void check_tasks(const json& spec, const json& tasks, CheckContext& ctx) const {
+  void check_tasks(Node spec, Node tasks, CheckContext& ctx) const {
     int64_t total = 0;
     std::unordered_map<std::string, size_t> first_of;  // task name → its first index
     bool duplicates = false;
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      const json& t = tasks[i];
+    size_t next_index = 0;
+    for (const Node t : tasks) {
+      const size_t i = next_index++;
       if (!t.is_object()) continue;
       const std::string base = pointer_join("/spec/tasks", i);
       const std::string name(string_at(t, "name").value_or(""));
@@ -201,7 +202,7 @@ spec:
                                          "; the Volcano webhook refuses the job (duplicated task name " + name + ")");
         }
       }
-      if (const json* policies = member(t, "policies")) check_policies(*policies, base + "/policies", label, ctx);
+      if (const Node policies = member(t, "policies")) check_policies(policies, base + "/policies", label, ctx);
     }
     if (auto ma = int_at(spec, "minAvailable"); ma && *ma > total)
       ctx.report("/spec/minAvailable", "minAvailable " + std::to_string(*ma) + " is more than the " + std::to_string(total) +
@@ -210,18 +211,22 @@ spec:
     if (!duplicates) check_dependencies(tasks, first_of, ctx);
   }
 
-  static void check_dependencies(const json& tasks, const std::unordered_map<std::string, size_t>& index_of, CheckContext& ctx) {
+  static void check_dependencies(Node tasks, const std::unordered_map<std::string, size_t>& index_of, CheckContext& ctx) {
     // deps[i]: the tasks task i depends on (indices).
     std::vector<std::vector<size_t>> deps(tasks.size());
     std::vector<std::string> names(tasks.size());
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      if (!tasks[i].is_object()) continue;
-      names[i] = std::string(string_at(tasks[i], "name").value_or(""));
-      const json* on = path(tasks[i], {"dependsOn", "name"});
-      if (!on || !on->is_array()) continue;
-      for (size_t k = 0; k < on->size(); ++k) {
-        if (!(*on)[k].is_string()) continue;
-        const std::string dep = (*on)[k].get<std::string>();
+    size_t next_task = 0;
+    for (const Node t : tasks) {
+      const size_t i = next_task++;
+      if (!t.is_object()) continue;
+      names[i] = std::string(string_at(t, "name").value_or(""));
+      const Node on = path(t, {"dependsOn", "name"});
+      if (!on.is_array()) continue;
+      size_t next_dep = 0;
+      for (const Node d : on) {
+        const size_t k = next_dep++;
+        if (!d.is_string()) continue;
+        const std::string dep(d.str());
         auto it = index_of.find(dep);
         if (it == index_of.end()) {
           ctx.report(pointer_join(pointer_join("/spec/tasks", i) + "/dependsOn/name", k),
@@ -275,31 +280,36 @@ spec:
     }
   }
 
-  static void check_policies(const json& policies, const std::string& base, const std::string& owner, CheckContext& ctx) {
+  static void check_policies(Node policies, const std::string& base, const std::string& owner, CheckContext& ctx) {
     if (!policies.is_array()) return;
     std::map<std::string, std::string> seen_events;  // event → pointer of its first use
     std::set<int64_t> seen_codes;
     std::string star_pointer;
     const std::string refused = "; the Volcano webhook refuses the job";
-    for (size_t j = 0; j < policies.size(); ++j) {
-      const json& p = policies[j];
+    size_t next_policy = 0;
+    for (const Node p : policies) {
+      const size_t j = next_policy++;
       if (!p.is_object()) continue;
       const std::string pp = pointer_join(base, j);
       // A field of the wrong type fails decoding before any of this: the schema's business.
-      if (const json* e = member(p, "event"); e && !e->is_null() && !e->is_string()) continue;
-      if (const json* e = member(p, "events"); e && !e->is_null() && !e->is_array()) continue;
+      if (const Node e = member(p, "event"); e && !e.is_null() && !e.is_string()) continue;
+      if (const Node e = member(p, "events"); e && !e.is_null() && !e.is_array()) continue;
       // The events of the policy, each with its pointer, without repeats (getEventList).
       std::vector<std::pair<std::string, std::string>> events;
       std::set<std::string> in_policy;
       auto push = [&](const std::string& e, const std::string& ptr) {
         if (!e.empty() && in_policy.insert(e).second) events.emplace_back(e, ptr);
       };
-      if (const json* list = member(p, "events"); list && list->is_array())
-        for (size_t k = 0; k < list->size(); ++k)
-          if ((*list)[k].is_string()) push((*list)[k].get<std::string>(), pointer_join(pp + "/events", k));
+      if (const Node list = member(p, "events"); list.is_array()) {
+        size_t k = 0;
+        for (const Node x : list) {
+          if (x.is_string()) push(std::string(x.str()), pointer_join(pp + "/events", k));
+          ++k;
+        }
+      }
       if (auto e = string_at(p, "event")) push(std::string(*e), pp + "/event");
-      const json* code = member(p, "exitCode");
-      const bool has_code = code && !code->is_null();
+      const Node code = member(p, "exitCode");
+      const bool has_code = code && !code.is_null();
       if (!events.empty() && has_code) {
         ctx.report(pp + "/exitCode", owner + ": a policy gives both an event and an exitCode" + refused +
                                          " (must not specify event and exitCode simultaneously)");
@@ -311,7 +321,7 @@ spec:
         continue;
       }
       if (has_code) {
-        auto c = as_int(*code);
+        auto c = as_int(code);
         if (!c) continue;
         if (*c == 0)
           ctx.report(pp + "/exitCode", owner + ": exitCode 0 means success and cannot trigger a policy" + refused +
@@ -348,18 +358,20 @@ spec:
                                    " (if there's * here, no other policy should be here)");
   }
 
-  void check_plugins(const json& spec, CheckContext& ctx) const {
-    const json* plugins = member(spec, "plugins");
-    if (!plugins || !plugins->is_object()) return;
+  void check_plugins(Node spec, CheckContext& ctx) const {
+    const Node plugins = member(spec, "plugins");
+    if (!plugins.is_object()) return;
     const auto& known = ctx.params().strings("knownPlugins");
     std::set<std::string> known_set(known.begin(), known.end());
     std::string list;
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-    for (const auto& [name, v] : plugins->items())
+    for (const auto [key, v] : plugins.items()) {
+      const std::string name(key);
       if (!known_set.count(name))
         ctx.report(pointer_join("/spec/plugins", name), "plugin \"" + name + "\" is not a Volcano job plugin (" + list +
                                                             "); the Volcano webhook refuses the job (unable to find job plugin: " +
                                                             name + ")");
+    }
   }
 
   RuleInfo info_;

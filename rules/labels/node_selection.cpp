@@ -1,10 +1,12 @@
 #include "rules/labels/node_selection.h"
 
+#include <algorithm>
+
 #include "engine/positions.h"
 
 namespace gpuguard::rules::labels {
 
-using engine::json;
+using engine::Node;
 
 namespace {
 constexpr std::string_view kTerms = "/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms";
@@ -20,26 +22,35 @@ std::string LabelRequirement::pointer() const {
 
 std::vector<LabelRequirement> label_requirements(const engine::PodTemplate& t) {
   std::vector<LabelRequirement> out;
-  if (const json* ns = engine::member(*t.spec, "nodeSelector"); ns && ns->is_object())
-    for (const auto& [k, v] : ns->items())
-      if (v.is_string()) out.push_back({k, "=", v.get_ref<const std::string&>(), &t});
-  const json* terms = engine::path(*t.spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
-  if (!terms || !terms->is_array()) return out;
-  for (size_t i = 0; i < terms->size(); ++i) {
-    const json* exprs = engine::member((*terms)[i], "matchExpressions");
-    if (!exprs || !exprs->is_array()) continue;
-    for (size_t j = 0; j < exprs->size(); ++j) {
-      const json& e = (*exprs)[j];
+  if (const Node ns = engine::member(t.spec, "nodeSelector"); ns.is_object()) {
+    for (const auto [k, v] : ns.items())
+      if (v.is_string()) out.push_back({k, "=", v.str(), &t});
+    // In key order, as the API server keeps a map (the document has them as written).
+    std::sort(out.begin(), out.end(), [](const LabelRequirement& a, const LabelRequirement& b) { return a.key < b.key; });
+  }
+  const Node terms = engine::path(t.spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
+  if (!terms.is_array()) return out;
+  size_t i = 0;
+  for (const Node term : terms) {
+    const size_t term_index = i++;
+    const Node exprs = engine::member(term, "matchExpressions");
+    if (!exprs.is_array()) continue;
+    size_t j = 0;
+    for (const Node e : exprs) {
+      const size_t expr_index = j++;
       auto key = engine::string_at(e, "key");
       auto op = engine::string_at(e, "operator");
       if (!key || !op) continue;
-      const json* values = engine::member(e, "values");
-      if (!values || !values->is_array() || values->empty()) {
-        out.push_back({*key, *op, "", &t, i, j, LabelRequirement::kNone});
+      const Node values = engine::member(e, "values");
+      if (!values.is_array() || values.empty()) {
+        out.push_back({*key, *op, "", &t, term_index, expr_index, LabelRequirement::kNone});
         continue;
       }
-      for (size_t k = 0; k < values->size(); ++k)
-        if ((*values)[k].is_string()) out.push_back({*key, *op, (*values)[k].get_ref<const std::string&>(), &t, i, j, k});
+      size_t k = 0;
+      for (const Node v : values) {
+        if (v.is_string()) out.push_back({*key, *op, v.str(), &t, term_index, expr_index, k});
+        ++k;
+      }
     }
   }
   return out;

@@ -93,17 +93,19 @@ inline std::optional<std::string> mig_resource_profile(std::string_view resource
 // zero, each once: views of the keys of its resources (valid while its object is).
 inline std::vector<std::string_view> nvidia_resources(const engine::Container& c) {
   std::vector<std::string_view> out;
-  const engine::json* res = engine::member(*c.body, "resources");
+  const engine::Node res = engine::member(c.body, "resources");
   if (!res) return out;
   for (const char* key : {"limits", "requests"}) {
-    const engine::json* l = engine::member(*res, key);
-    if (!l || !l->is_object()) continue;
-    for (const auto& [name, v] : l->items()) {
-      if (!std::string_view(name).starts_with("nvidia.com/")) continue;
-      auto q = engine::Quantity::from_json(v);
+    const engine::Node l = engine::member(res, key);
+    if (!l.is_object()) continue;
+    const auto from = static_cast<std::ptrdiff_t>(out.size());
+    for (const auto [name, v] : l.items()) {
+      if (!name.starts_with("nvidia.com/")) continue;
+      auto q = engine::Quantity::from_node(v);
       if (q && q->is_zero()) continue;
       if (std::find(out.begin(), out.end(), name) == out.end()) out.emplace_back(name);
     }
+    std::sort(out.begin() + from, out.end());  // each mapping's names in key order, whatever the document's
   }
   return out;
 }

@@ -113,103 +113,108 @@ data:
 
  private:
   static void check_doc(const MigPartedDoc& d, CheckContext& ctx, Pending& out) {
-    const json& root = d.body;
-    const json* version = member(root, "version");
+    const Node root = d.body;
+    const Node version = member(root, "version");
     if (!version)
       out.add(ctx, d, "", "version is missing; mig-parted refuses the file (\"unable to parse with missing 'version' field\"): add version: v1");
-    else if (!version->is_string() || version->get<std::string>() != "v1")
-      out.add(ctx, d, "/version", "version " + brief(*version) + " is not v1; mig-parted refuses the file (\"unknown version\")");
-    for (const auto& [k, v] : root.items())
+    else if (!version.is_string() || version.str() != "v1")
+      out.add(ctx, d, "/version", "version " + brief(version) + " is not v1; mig-parted refuses the file (\"unknown version\")");
+    for (const auto [k, v] : root.items())
       if (k != "version" && k != "mig-configs")
-        out.add(ctx, d, pointer_join("", k), "unexpected field \"" + k + "\"; mig-parted accepts only version and mig-configs and refuses the file");
-    const json* mc = member(root, "mig-configs");
+        out.add(ctx, d, pointer_join("", k),
+                "unexpected field \"" + std::string(k) + "\"; mig-parted accepts only version and mig-configs and refuses the file");
+    const Node mc = member(root, "mig-configs");
     if (!mc) return;
-    if (!mc->is_object()) {
-      out.add(ctx, d, "/mig-configs", "mig-configs must map config names to lists of entries, got " + brief(*mc));
+    if (!mc.is_object()) {
+      out.add(ctx, d, "/mig-configs", "mig-configs must map config names to lists of entries, got " + brief(mc));
       return;
     }
-    if (mc->empty()) {
+    if (mc.empty()) {
       out.add(ctx, d, "/mig-configs", "mig-configs is empty; mig-parted requires at least one named config");
       return;
     }
-    for (const auto& [name, list] : mc->items()) {
+    for (const auto [key, list] : mc.items()) {
+      const std::string name(key);
       const std::string cptr = pointer_join("/mig-configs", name);
       if (!list.is_array() || list.empty()) {
         out.add(ctx, d, cptr, "config \"" + name + "\" must be a non-empty list of entries (\"at least one entry in '" + name + "' is required\")");
         continue;
       }
-      for (size_t i = 0; i < list.size(); ++i) check_entry(list[i], pointer_join(cptr, i), d, ctx, out);
+      size_t i = 0;
+      for (const Node e : list) check_entry(e, pointer_join(cptr, i++), d, ctx, out);
     }
   }
 
-  static void check_entry(const json& e, const std::string& ptr, const MigPartedDoc& d, CheckContext& ctx, Pending& out) {
+  static void check_entry(Node e, const std::string& ptr, const MigPartedDoc& d, CheckContext& ctx, Pending& out) {
     if (!e.is_object()) {
       out.add(ctx, d, ptr, "an entry must be a mapping {device-filter, devices, mig-enabled, mig-devices}, got " + brief(e));
       return;
     }
-    for (const auto& [k, v] : e.items())
+    for (const auto [k, v] : e.items())
       if (k != "device-filter" && k != "devices" && k != "mig-enabled" && k != "mig-devices")
         out.add(ctx, d, pointer_join(ptr, k),
-                "unexpected field \"" + k + "\" (known: device-filter, devices, mig-enabled, mig-devices); mig-parted refuses the file");
+                "unexpected field \"" + std::string(k) + "\" (known: device-filter, devices, mig-enabled, mig-devices); mig-parted refuses the file");
     // devices: "all" or a list of GPU indices.
-    if (const json* dev = member(e, "devices")) {
-      bool ok = (dev->is_string() && dev->get<std::string>() == "all");
-      if (dev->is_array()) {
+    if (const Node dev = member(e, "devices")) {
+      bool ok = (dev.is_string() && dev.str() == "all");
+      if (dev.is_array()) {
         ok = true;
-        for (const auto& x : *dev) ok = ok && !x.is_boolean() && as_int(x).has_value();
+        for (const Node x : dev) ok = ok && !x.is_boolean() && as_int(x).has_value();
       }
       if (!ok)
-        out.add(ctx, d, pointer_join(ptr, "devices"), "devices must be \"all\" or a list of GPU indices such as [0, 1], got " + brief(*dev) + "; mig-parted refuses the file");
+        out.add(ctx, d, pointer_join(ptr, "devices"), "devices must be \"all\" or a list of GPU indices such as [0, 1], got " + brief(dev) + "; mig-parted refuses the file");
     } else {
       out.add(ctx, d, ptr, "the entry has no devices (\"missing required field: devices\"); write devices: all or a list of GPU indices");
     }
-    const json* en = member(e, "mig-enabled");
+    const Node en = member(e, "mig-enabled");
     if (!en) out.add(ctx, d, ptr, "the entry has no mig-enabled (\"missing required field: mig-enabled\")");
-    else if (!en->is_boolean())
-      out.add(ctx, d, pointer_join(ptr, "mig-enabled"), "mig-enabled must be true or false, got " + brief(*en) + "; mig-parted refuses the file");
-    const bool enabled = en && en->is_boolean() && en->get<bool>();
+    else if (!en.is_boolean())
+      out.add(ctx, d, pointer_join(ptr, "mig-enabled"), "mig-enabled must be true or false, got " + brief(en) + "; mig-parted refuses the file");
+    const bool enabled = en.boolean();
     // device-filter: a string or a list of strings, each a PCI device ID.
-    if (const json* f = member(e, "device-filter")) {
+    if (const Node f = member(e, "device-filter")) {
       const std::string fptr = pointer_join(ptr, "device-filter");
-      auto check_id = [&](const json& id, const std::string& p) {
+      auto check_id = [&](Node id, const std::string& p) {
         if (!id.is_string()) {
           std::string hint = id.is_number() ? " (unquoted, YAML reads a hex ID as a number: quote it)" : "";
           out.add(ctx, d, p, "device-filter IDs must be strings, got " + brief(id) + hint + "; mig-parted refuses the file");
           return;
         }
-        const std::string s = id.get<std::string>();
+        const std::string s(id.str());
         std::string norm = normalize_device_id(s);
         if (norm.empty())
           out.add(ctx, d, p, "device-filter \"" + s + "\" is not 0x<device><vendor> with 8 hex digits (e.g. 0x233010DE, optionally :0x<subsystem>); mig-parted cannot parse it and the filter matches no GPU, so the entry is never applied");
         else if (!norm.ends_with("10DE"))
           out.add(ctx, d, p, "device-filter \"" + s + "\" has vendor " + norm.substr(6) + ", not NVIDIA's 10DE (write device then vendor: 0x<device>10DE); it matches no GPU and the entry is never applied");
       };
-      if (f->is_string()) {
-        if (!f->get<std::string>().empty()) check_id(*f, fptr);
-      } else if (f->is_array()) {
-        for (size_t i = 0; i < f->size(); ++i) check_id((*f)[i], pointer_join(fptr, i));
-      } else if (f->is_number()) {
-        check_id(*f, fptr);
+      if (f.is_string()) {
+        if (!f.str().empty()) check_id(f, fptr);
+      } else if (f.is_array()) {
+        size_t i = 0;
+        for (const Node id : f) check_id(id, pointer_join(fptr, i++));
+      } else if (f.is_number()) {
+        check_id(f, fptr);
       } else {
-        out.add(ctx, d, fptr, "device-filter must be a string or a list of strings, got " + brief(*f) + "; mig-parted refuses the file");
+        out.add(ctx, d, fptr, "device-filter must be a string or a list of strings, got " + brief(f) + "; mig-parted refuses the file");
       }
     }
     // mig-devices
-    const json* md = member(e, "mig-devices");
+    const Node md = member(e, "mig-devices");
     const std::string mptr = pointer_join(ptr, "mig-devices");
-    if (md && !md->is_null() && !md->is_object()) {
-      out.add(ctx, d, mptr, "mig-devices must map profile names to counts, got " + brief(*md) + "; mig-parted refuses the file");
+    if (md && !md.is_null() && !md.is_object()) {
+      out.add(ctx, d, mptr, "mig-devices must map profile names to counts, got " + brief(md) + "; mig-parted refuses the file");
       return;
     }
-    const bool has_devices = md && md->is_object();
+    const bool has_devices = md.is_object();
     if (enabled && !has_devices)
       out.add(ctx, d, md ? mptr : ptr,
               "mig-enabled is true but mig-devices is missing (\"missing required field 'mig-devices' when 'mig-enabled' is true\"); write mig-devices: {} for MIG mode without instances");
-    if (en && en->is_boolean() && !enabled && has_devices && !md->empty())
+    if (en.is_boolean() && !enabled && has_devices && !md.empty())
       out.add(ctx, d, mptr, "mig-enabled is false but mig-devices lists profiles (\"MIG devices included when 'mig-enabled' is false\"); remove them or enable MIG");
-    if (!has_devices || md->empty()) return;
+    if (!has_devices || md.empty()) return;
     bool any_positive = false, counts_ok = true;
-    for (const auto& [profile, count] : md->items()) {
+    for (const auto [key, count] : md.items()) {
+      const std::string profile(key);
       const std::string pptr = pointer_join(mptr, profile);
       std::string why;
       if (!valid_profile_name(profile, &why))

@@ -121,20 +121,25 @@ spec:
 
  private:
   static void check_pod_group(const Object& obj, CheckContext& ctx) {
-    const json* spec = member(obj.body, "spec");
+    const Node spec = member(obj.root(), "spec");
     if (!spec) return;
-    auto min_member = int_at(*spec, "minMember");
+    auto min_member = int_at(spec, "minMember");
     if (!min_member || *min_member <= 1) return;
-    const json* mr = member(*spec, "minResources");
-    if (!mr || !mr->is_object()) return;
-    for (const auto& [name, v] : mr->items()) {
-      std::string n = name.starts_with("requests.") ? name.substr(9) : name;
+    const Node mr = member(spec, "minResources");
+    if (!mr.is_object()) return;
+    // The first MIG resource in key order (one finding per PodGroup), whatever the document's order.
+    std::optional<std::string_view> first;
+    for (const auto [name, v] : mr.items()) {
+      const std::string_view n = name.starts_with("requests.") ? name.substr(9) : name;
       if (!mig::mig_resource_profile(n)) continue;
-      ctx.report("/spec/minResources/" + pointer_escape(name),
-                 "PodGroup gangs " + std::to_string(*min_member) + " pods that need " + n +
-                     ": a gang on MIG slices is distributed training across MIG instances, which NCCL does not support; request whole GPUs (seed 9.1)");
-      return;
+      if (!first || name < *first) first = name;
     }
+    if (!first) return;
+    const std::string name(*first);
+    const std::string n = name.starts_with("requests.") ? name.substr(9) : name;
+    ctx.report("/spec/minResources/" + pointer_escape(name),
+               "PodGroup gangs " + std::to_string(*min_member) + " pods that need " + n +
+                   ": a gang on MIG slices is distributed training across MIG instances, which NCCL does not support; request whole GPUs (seed 9.1)");
   }
 
   RuleInfo info_;

@@ -41,11 +41,11 @@ bool may_share_node(const MigPartedEntry& a, const MigPartedEntry& b) {
 }
 
 std::string devices_text(const MigPartedEntry& e) {
-  const json* d = member(*e.body, "devices");
+  const Node d = member(e.body, "devices");
   if (!d) return "its devices";
-  if (!d->is_array() || d->size() > 16) return "devices " + brief(*d);
+  if (!d.is_array() || d.size() > 16) return "devices " + brief(d);
   std::string s;
-  for (const auto& x : *d) s += (s.empty() ? "" : ", ") + brief(x);
+  for (const Node x : d) s += (s.empty() ? "" : ", ") + brief(x);
   return "devices [" + s + "]";
 }
 

@@ -93,16 +93,16 @@ metadata:
     // pool → config → nodes
     std::map<std::string, std::map<std::string, std::vector<const Object*>>> pools;
     for (const Object* n : ctx.inventory().list("", "Node")) {
-      const json* product = n->label(kProductLabel);
-      if (product && product->is_string() && product->get<std::string>().ends_with("-MIG-INVALID") && ctx.in_focus(*n))
+      const Node product = n->label(kProductLabel);
+      if (product.is_string() && product.str().ends_with("-MIG-INVALID") && ctx.in_focus(*n))
         ctx.report(*n, label_key + pointer_escape(kProductLabel),
-                   "GFD labels this node " + product->get<std::string>() +
+                   "GFD labels this node " + std::string(product.str()) +
                        ": under the single MIG strategy its GPUs mix MIG profiles (or MIG-enabled and disabled GPUs, or a MIG GPU has no "
                        "instances), so it advertises no nvidia.com/gpu and runs no GPU pod; apply a single-profile nvidia.com/mig.config");
-      const json* pool = n->label(pool_label);
-      const json* cfg = n->label(kMigConfigLabel);
-      if (!pool || !pool->is_string() || !cfg || !cfg->is_string()) continue;
-      pools[pool->get<std::string>()][cfg->get<std::string>()].push_back(n);
+      const Node pool = n->label(pool_label);
+      const Node cfg = n->label(kMigConfigLabel);
+      if (!pool.is_string() || !cfg.is_string()) continue;
+      pools[std::string(pool.str())][std::string(cfg.str())].push_back(n);
     }
     for (const auto& [pool, configs] : pools) {
       if (configs.size() < 2) continue;

@@ -40,47 +40,54 @@ std::string MigPartedDoc::where(std::string_view inner) const {
 
 std::vector<MigPartedConfig> MigPartedDoc::configs() const {
   std::vector<MigPartedConfig> out;
-  const json* mc = member(body, "mig-configs");
-  if (!mc || !mc->is_object()) return out;
-  for (const auto& [name, list] : mc->items()) {
+  const Node mc = member(body, "mig-configs");
+  if (!mc.is_object()) return out;
+  for (const auto [name, list] : mc.items()) {
     if (!list.is_array()) continue;
     MigPartedConfig c;
     c.name = name;
     c.pointer = pointer_join("/mig-configs", name);
-    for (size_t i = 0; i < list.size(); ++i) {
-      const json& e = list[i];
+    size_t next_index = 0;
+    for (const Node e : list) {
+      const size_t i = next_index++;
       if (!e.is_object()) continue;
       MigPartedEntry en;
       en.pointer = pointer_join(c.pointer, i);
-      en.body = &e;
-      if (const json* f = member(e, "device-filter")) {
-        if (f->is_string()) {
-          if (!f->get<std::string>().empty()) {
+      en.body = e;
+      if (const Node f = member(e, "device-filter")) {
+        if (f.is_string()) {
+          if (!f.str().empty()) {
             en.has_filter = true;
-            en.filter.push_back(normalize_device_id(f->get<std::string>()));
+            en.filter.push_back(normalize_device_id(f.str()));
           }
-        } else if (f->is_array()) {
-          for (const auto& x : *f) en.filter.push_back(x.is_string() ? normalize_device_id(x.get<std::string>()) : "");
+        } else if (f.is_array()) {
+          for (const Node x : f) en.filter.push_back(x.is_string() ? normalize_device_id(x.str()) : "");
           en.has_filter = !en.filter.empty();
-        } else if (!f->is_null()) {
+        } else if (!f.is_null()) {
           en.has_filter = true;
           en.filter.push_back("");
         }
       }
       en.mig_enabled = bool_at(e, "mig-enabled");
-      if (const json* d = member(e, "mig-devices"); d && d->is_object())
-        for (const auto& [profile, count] : d->items())
-          en.mig_devices.push_back({profile, count.is_boolean() ? std::nullopt : as_int(count)});
+      if (const Node d = member(e, "mig-devices"); d.is_object()) {
+        for (const auto [profile, count] : d.items())
+          en.mig_devices.push_back({std::string(profile), count.is_boolean() ? std::nullopt : as_int(count)});
+        // Profile order (the rules list profiles and fit them in this order), whatever the document's.
+        std::sort(en.mig_devices.begin(), en.mig_devices.end(),
+                  [](const MigPartedEntry::Device& a, const MigPartedEntry::Device& b) { return a.profile < b.profile; });
+      }
       c.entries.push_back(std::move(en));
     }
     out.push_back(std::move(c));
   }
+  // Name order, whatever the document's.
+  std::sort(out.begin(), out.end(), [](const MigPartedConfig& a, const MigPartedConfig& b) { return a.name < b.name; });
   return out;
 }
 
 namespace {
 
-bool holds_mig_configs(const json& j) { return j.is_object() && member(j, "mig-configs") != nullptr; }
+bool holds_mig_configs(Node n) { return n.is_object() && member(n, "mig-configs"); }
 
 // The first line after `line` where the object has a node (a later key or item), or 0.
 uint32_t next_line_after(const PositionIndex& idx, PositionIndex::NodeId n, uint32_t line, uint32_t depth = 0) {
@@ -107,14 +114,18 @@ bool fits_as_block(const Object& obj, Pos key, std::string_view text) {
 }
 
 // Configs embedded as strings in a `data` mapping (a ConfigMap's, or Helm values').
-void from_data(const Object& obj, const json& data, const std::string& data_pointer, bool helm, std::vector<MigPartedDoc>& out) {
+void from_data(const Object& obj, Node data, const std::string& data_pointer, bool helm, std::vector<MigPartedDoc>& out) {
   if (!data.is_object()) return;
   const bool json_source = obj.source && obj.source->path.ends_with(".json");
-  for (const auto& [key, value] : data.items()) {
-    if (!value.is_string()) continue;
-    const std::string& text = value.get_ref<const std::string&>();
+  // The string values in key order (the order of the configs found), whatever the document's.
+  std::vector<NodeEntry> strings;
+  for (const auto entry : data.items())
+    if (entry.value.is_string()) strings.push_back(entry);
+  std::sort(strings.begin(), strings.end(), [](const NodeEntry& a, const NodeEntry& b) { return a.key < b.key; });
+  for (const auto& [key, value] : strings) {
+    const std::string_view text = value.str();
     const bool named = key == "config.yaml";
-    if (!named && text.find("mig-configs") == std::string::npos) continue;
+    if (!named && text.find("mig-configs") == std::string_view::npos) continue;
     MigPartedDoc doc;
     doc.object = &obj;
     doc.key_pointer = pointer_join(data_pointer, key);
@@ -129,15 +140,17 @@ void from_data(const Object& obj, const json& data, const std::string& data_poin
                      [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags,
                      doc.lines_mapped ? doc.key_pos.line : 0);
     if (!diags.empty()) {
-      if (text.find("mig-configs") == std::string::npos) continue;  // not a MIG config at all
+      if (text.find("mig-configs") == std::string_view::npos) continue;  // not a MIG config at all
       // The loader's message names the line inside the text; the finding goes on the data key.
       doc.parse_error = std::make_pair(doc.key_pos, diags[0].message);
       out.push_back(std::move(doc));
       continue;
     }
-    if (docs.empty() || !holds_mig_configs(docs[0].body)) continue;
-    doc.body = std::move(docs[0].body);
-    doc.inner_positions = docs[0].positions;
+    if (docs.empty() || !docs[0].positions) continue;
+    doc.inner_positions = std::move(docs[0].positions);
+    const Node root(doc.inner_positions.get(), doc.inner_positions->root());
+    if (!holds_mig_configs(root)) continue;
+    doc.body = root;
     out.push_back(std::move(doc));
   }
 }
@@ -149,18 +162,19 @@ struct MigPartedDocs {
 std::vector<MigPartedDoc> parse_mig_parted(const Object& obj) {
   std::vector<MigPartedDoc> out;
   if (!obj.is_kubernetes_object()) {
-    if (holds_mig_configs(obj.body)) {
+    const Node root = obj.root();
+    if (holds_mig_configs(root)) {
       MigPartedDoc doc;
       doc.object = &obj;
-      doc.body = obj.body;
+      doc.body = root;  // the object's own document, read in place
       out.push_back(std::move(doc));
-    } else if (const json* data = path(obj.body, {"migManager", "config", "data"})) {
-      from_data(obj, *data, "/migManager/config/data", true, out);
+    } else if (const Node data = path(root, {"migManager", "config", "data"})) {
+      from_data(obj, data, "/migManager/config/data", true, out);
     }
     return out;
   }
   if (obj.is("", "ConfigMap"))
-    if (const json* data = member(obj.body, "data")) from_data(obj, *data, "/data", false, out);
+    if (const Node data = member(obj.root(), "data")) from_data(obj, data, "/data", false, out);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/node.h"
 #include "engine/object.h"
 #include "engine/positions.h"
 
@@ -22,7 +23,7 @@ namespace gpuguard::rules::mig {
 // One entry of a named config: `{device-filter, devices, mig-enabled, mig-devices}`.
 struct MigPartedEntry {
   std::string pointer;              // inside the config document: "/mig-configs/all-balanced/0"
-  const engine::json* body = nullptr;
+  engine::Node body;                // the entry (a mapping) in the config document
   bool has_filter = false;          // a non-empty device-filter
   std::vector<std::string> filter;  // its IDs normalised ("0x233010DE"); "" for one that does not parse
   std::optional<bool> mig_enabled;
@@ -43,7 +44,9 @@ struct MigPartedConfig {
 
 class MigPartedDoc {
  public:
-  engine::json body;                  // the config document (a copy for a standalone file)
+  // The config document: the object's own document for a standalone file, the re-parsed text's
+  // (inner_positions, which this keeps) for an embedded config. Read while the object lives.
+  engine::Node body;
   std::string key_pointer;            // "" for a standalone file, else "/data/config.yaml" or the Helm path
   std::string data_key;               // "config.yaml" (or another key holding a config)
   bool helm_values = false;
@@ -56,7 +59,8 @@ class MigPartedDoc {
   [[nodiscard]] engine::Pos locate(std::string_view inner) const;
   // "mig-configs.all-balanced[0].mig-devices" (prefixed "config.yaml: " for an embedded config).
   [[nodiscard]] std::string where(std::string_view inner) const;
-  // The named configs (those whose value is a list), entries read leniently.
+  // The named configs (those whose value is a list), entries read leniently; configs in name order,
+  // an entry's mig-devices in profile order.
   [[nodiscard]] std::vector<MigPartedConfig> configs() const;
 
   const engine::Object* object = nullptr;

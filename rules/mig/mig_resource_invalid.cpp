@@ -70,18 +70,18 @@ spec:
     std::optional<mig::Catalog> catalog;
     for (const auto& t : pod_templates(obj))
       for (const auto& c : containers(t)) {
-        const json* res = member(*c.body, "resources");
+        const Node res = member(c.body, "resources");
         if (!res) continue;
         for (const char* key : {"limits", "requests"}) {
-          const json* l = member(*res, key);
-          if (!l || !l->is_object()) continue;
-          for (const auto& [name, v] : l->items()) {
+          const Node l = member(res, key);
+          if (!l.is_object()) continue;
+          for (const auto [entry_key, v] : l.items()) {
+            const std::string name(entry_key);
             auto profile = mig::mig_resource_profile(name);
             if (!profile) continue;
             // A request equal to its limit is reported once, at the limit.
             if (std::string_view(key) == "requests") {
-              const json* lim = member(*res, "limits");
-              if (lim && member(*lim, name)) continue;
+              if (member(member(res, "limits"), name)) continue;
             }
             if (!catalog) catalog.emplace(ctx.settings());
             if (catalog->known_profile(*profile)) continue;

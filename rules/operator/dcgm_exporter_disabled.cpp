@@ -78,8 +78,8 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (obj.is("nvidia.com", "ClusterPolicy")) {
-      const json* dcgm = path(obj.body, {"spec", "dcgmExporter"});
-      if (dcgm && bool_at(*dcgm, "enabled") == false)
+      const Node dcgm = path(obj.root(), {"spec", "dcgmExporter"});
+      if (dcgm && bool_at(dcgm, "enabled") == false)
         ctx.report("/spec/dcgmExporter/enabled",
                    "dcgmExporter.enabled: false: the GPU Operator deploys no DCGM exporter, so GPU utilisation, memory, "
                    "temperature and Xid errors are not collected and no GPU alert can fire (seed 9.6)");

@@ -106,7 +106,7 @@ spec:
     if (st->uses.empty()) return;
     std::set<std::string, std::less<>> custom;
     for (const Object* cm : ctx.inventory().list("", "ConfigMap"))
-      if (const json* data = member(cm->body, "data")) operator_::dcgm_csv_metrics(*data, custom);
+      operator_::dcgm_csv_metrics(member(cm->root(), "data"), custom);
     for (const auto& u : st->uses) {
       if (custom.contains(u.metric)) continue;
       const bool is_alert = u.rule.starts_with("alert");

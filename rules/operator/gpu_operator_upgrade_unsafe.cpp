@@ -79,20 +79,20 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is("nvidia.com", "ClusterPolicy")) return;
-    const json* up = path(obj.body, {"spec", "driver", "upgradePolicy"});
-    if (!up || !up->is_object()) return;
-    if (bool_at(*up, "autoUpgrade") != true) return;
+    const Node up = path(obj.root(), {"spec", "driver", "upgradePolicy"});
+    if (!up.is_object()) return;
+    if (bool_at(up, "autoUpgrade") != true) return;
     const std::string base = "/spec/driver/upgradePolicy";
     std::string max_unavailable = "25%";
-    const json* mu = member(*up, "maxUnavailable");
-    if (mu && mu->is_string()) max_unavailable = mu->get<std::string>();
-    if (mu && mu->is_number()) max_unavailable = go_json_number(*mu);
-    if (auto n = int_at(*up, "maxParallelUpgrades"); n && *n == 0)
+    const Node mu = member(up, "maxUnavailable");
+    if (mu.is_string()) max_unavailable = mu.str();
+    if (mu.is_number()) max_unavailable = go_json_number(mu.to_json());
+    if (auto n = int_at(up, "maxParallelUpgrades"); n && *n == 0)
       ctx.report(base + "/maxParallelUpgrades",
                  "maxParallelUpgrades: 0 lets the GPU Operator upgrade any number of GPU nodes at once (only maxUnavailable " +
                      max_unavailable + " bounds it): their GPU pods are deleted together; upgrade node by node with "
                      "maxParallelUpgrades: 1 (seed 9.7)");
-    if (mu && mu->is_string() && max_unavailable.ends_with("%")) {
+    if (mu.is_string() && max_unavailable.ends_with("%")) {
       const std::string digits = max_unavailable.substr(0, max_unavailable.size() - 1);
       if (!digits.empty() && digits.size() < 6 && std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) &&
           std::stoi(digits) >= 100)
@@ -101,9 +101,9 @@ spec:
                    "same time; keep it at 25% or less so that the cluster keeps serving (seed 9.7)");
     }
     for (const char* section : {"podDeletion", "drain"}) {
-      const json* s = member(*up, section);
-      if (!s || bool_at(*s, "force") != true) continue;
-      if (std::string(section) == "drain" && bool_at(*s, "enable") != true) continue;
+      const Node s = member(up, section);
+      if (!s || bool_at(s, "force") != true) continue;
+      if (std::string(section) == "drain" && bool_at(s, "enable") != true) continue;
       ctx.report(base + "/" + section + "/force",
                  std::string(section) + ".force: true makes the upgrade delete " +
                      (std::string(section) == "drain" ? "pods" : "GPU pods") +

@@ -8,24 +8,28 @@
 namespace gpuguard::rules::operator_ {
 
 using engine::json;
+using engine::Node;
 
 std::vector<PromExpr> prometheus_exprs(const engine::Object& obj) {
   std::vector<PromExpr> out;
   if (!obj.is("monitoring.coreos.com", "PrometheusRule")) return out;
-  const json* groups = engine::path(obj.body, {"spec", "groups"});
-  if (!groups || !groups->is_array()) return out;
-  for (size_t g = 0; g < groups->size(); ++g) {
-    const json* rules = engine::member((*groups)[g], "rules");
-    if (!rules || !rules->is_array()) continue;
-    for (size_t r = 0; r < rules->size(); ++r) {
-      const json& rule = (*rules)[r];
-      const json* expr = engine::member(rule, "expr");
+  const Node groups = engine::path(obj.root(), {"spec", "groups"});
+  if (!groups.is_array()) return out;
+  size_t next_group = 0;
+  for (const Node group : groups) {
+    const size_t g = next_group++;
+    const Node rules = engine::member(group, "rules");
+    if (!rules.is_array()) continue;
+    size_t next_rule = 0;
+    for (const Node rule : rules) {
+      const size_t r = next_rule++;
+      const Node expr = engine::member(rule, "expr");
       if (!expr) continue;
       std::string text;
-      if (expr->is_string())
-        text = expr->get<std::string>();
-      else if (expr->is_number())
-        text = engine::go_json_number(*expr);
+      if (expr.is_string())
+        text = expr.str();
+      else if (expr.is_number())
+        text = engine::go_json_number(expr.to_json());
       else
         continue;
       out.push_back({"/spec/groups/" + std::to_string(g) + "/rules/" + std::to_string(r) + "/expr",
@@ -81,7 +85,7 @@ const std::set<std::string, std::less<>>& dcgm_default_metrics() {
 bool runs_dcgm_exporter(const engine::Object& obj) {
   for (const auto& t : engine::pod_templates(obj))
     for (const auto& c : engine::containers(t)) {
-      auto image = engine::string_at(*c.body, "image");
+      auto image = engine::string_at(c.body, "image");
       if ((image && image->find("dcgm-exporter") != std::string_view::npos) || c.name == "nvidia-dcgm-exporter" ||
           c.name == "dcgm-exporter")
         return true;
@@ -91,16 +95,27 @@ bool runs_dcgm_exporter(const engine::Object& obj) {
 
 // DCGM fields listed, uncommented, in a metrics CSV (`DCGM_FI_X, gauge, help`): a ConfigMap named
 // by `dcgmExporter.config.name` holds one.
-void dcgm_csv_metrics(const json& data, std::set<std::string, std::less<>>& out) {
+namespace {
+
+std::string_view text_of(const json& s) { return s.get_ref<const std::string&>(); }
+std::string_view text_of(Node s) { return s.str(); }
+
+template <typename J>
+void csv_metrics(const J& data, std::set<std::string, std::less<>>& out) {
   static const RE2 re(R"((?m)^[ \t]*(DCGM_FI_[A-Za-z0-9_]+)[ \t]*,)");
   if (!data.is_object()) return;
   for (const auto& [k, v] : data.items()) {
     if (!v.is_string()) continue;
-    const auto& text = v.get_ref<const std::string&>();
-    re2::StringPiece input(text);
+    const std::string_view text = text_of(v);
+    re2::StringPiece input(text.data(), text.size());
     std::string m;
     while (RE2::FindAndConsume(&input, re, &m)) out.insert(m);
   }
 }
+
+}  // namespace
+
+void dcgm_csv_metrics(const json& data, std::set<std::string, std::less<>>& out) { csv_metrics(data, out); }
+void dcgm_csv_metrics(Node data, std::set<std::string, std::less<>>& out) { csv_metrics(data, out); }
 
 }  // namespace gpuguard::rules::operator_

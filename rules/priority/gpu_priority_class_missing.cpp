@@ -113,14 +113,14 @@ spec:
     if (priority::inherited_pod_priority_class(obj)) return;
     for (const auto& t : pod_templates(obj)) {
       if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
-      const json* name = member(*t.spec, "priorityClassName");
-      if (name && name->is_string() && !name->get_ref<const std::string&>().empty()) continue;
+      const Node name = member(t.spec, "priorityClassName");
+      if (name.is_string() && !name.str().empty()) continue;
       Template tpl;
       tpl.object = ctx.ref();
       tpl.spec_pointer = t.spec_pointer();
       tpl.pos = ctx.position_of(tpl.spec_pointer);
       tpl.what = t.pointer.empty() ? "pod" : t.role.empty() ? "pod template" : "pod template (" + t.role + ")";
-      tpl.has_priority = member(*t.spec, "priority") != nullptr;
+      tpl.has_priority = static_cast<bool>(member(t.spec, "priority"));
       static_cast<State*>(ctx.state())->templates.push_back(std::move(tpl));
     }
   }
@@ -131,16 +131,16 @@ spec:
     // The global default class, to say what the pods get now.
     const Object* global = nullptr;
     for (const Object* pc : inv.list("scheduling.k8s.io", "PriorityClass"))
-      if (bool_at(pc->body, "globalDefault") == std::optional<bool>(true)) {
-        const json* v = member(pc->body, "value");
-        const json* gv = global ? member(global->body, "value") : nullptr;
-        if (!global || (v && gv && as_int(*v) < as_int(*gv))) global = pc;  // the lowest wins
+      if (bool_at(pc->root(), "globalDefault") == std::optional<bool>(true)) {
+        const Node v = member(pc->root(), "value");
+        const Node gv = global ? member(global->root(), "value") : Node();
+        if (!global || (v && gv && as_int(v) < as_int(gv))) global = pc;  // the lowest wins
       }
     std::string now = "priority 0 (no globalDefault class)";
     if (global) {
-      const json* v = member(global->body, "value");
+      const Node v = member(global->root(), "value");
       now = "the globalDefault class " + global->name +
-            (v && as_int(*v) ? " (" + std::to_string(*as_int(*v)) + ")" : std::string());
+            (as_int(v) ? " (" + std::to_string(*as_int(v)) + ")" : std::string());
     } else if (!inv.complete()) {
       now = "the globalDefault class if the cluster has one, else priority 0";
     }
@@ -153,8 +153,8 @@ spec:
         cls = d->get<std::string>();
         from = "params.defaults of gpu-priority-class-missing";
       } else if (const Object* n = inv.find("", "Namespace", "", ns)) {
-        if (const json* a = n->annotation(kNamespaceDefaultAnnotation); a && a->is_string() && !a->get_ref<const std::string&>().empty()) {
-          cls = a->get<std::string>();
+        if (const Node a = n->annotation(kNamespaceDefaultAnnotation); a.is_string() && !a.str().empty()) {
+          cls = std::string(a.str());
           from = "annotation " + std::string(kNamespaceDefaultAnnotation) + " of Namespace " + ns;
         }
       }

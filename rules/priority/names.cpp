@@ -1,6 +1,6 @@
 #include "rules/priority/names.h"
 
-#include "engine/json.h"
+#include "engine/node.h"
 #include "engine/podspec.h"
 #include "engine/positions.h"
 
@@ -13,9 +13,9 @@ namespace {
 constexpr std::string_view kKueueLabel = "kueue.x-k8s.io/priority-class";
 constexpr std::string_view kRayLabel = "ray.io/priority-class-name";
 
-std::optional<std::string> non_empty(const json* v) {
-  if (!v || !v->is_string() || v->get_ref<const std::string&>().empty()) return std::nullopt;
-  return v->get<std::string>();
+std::optional<std::string> non_empty(Node v) {
+  if (!v.is_string() || v.str().empty()) return std::nullopt;
+  return std::string(v.str());
 }
 
 }  // namespace
@@ -29,29 +29,29 @@ std::vector<NamedClass> named_priority_classes(const Object& obj) {
   if (obj.gvk.group == "ray.io")
     if (auto n = non_empty(obj.label(kRayLabel)))
       out.push_back({*n, labels + pointer_escape(kRayLabel), ClassKind::pod, "the KubeRay label " + std::string(kRayLabel)});
-  const json* spec = member(obj.body, "spec");
-  if (spec && spec->is_object()) {
+  const Node spec = member(obj.root(), "spec");
+  if (spec.is_object()) {
     if (obj.is("scheduling.volcano.sh", "PodGroup")) {
-      if (auto n = non_empty(member(*spec, "priorityClassName")))
+      if (auto n = non_empty(member(spec, "priorityClassName")))
         out.push_back({*n, "/spec/priorityClassName", ClassKind::pod, "the PodGroup"});
     } else if (obj.is("batch.volcano.sh", "Job")) {
-      if (auto n = non_empty(member(*spec, "priorityClassName")))
+      if (auto n = non_empty(member(spec, "priorityClassName")))
         out.push_back({*n, "/spec/priorityClassName", ClassKind::pod, "the Volcano Job"});
     } else if (obj.gvk.group == "kubeflow.org") {
-      if (auto n = non_empty(path(*spec, {"runPolicy", "schedulingPolicy", "priorityClass"})))
+      if (auto n = non_empty(path(spec, {"runPolicy", "schedulingPolicy", "priorityClass"})))
         out.push_back({*n, "/spec/runPolicy/schedulingPolicy/priorityClass", ClassKind::pod,
                        "runPolicy.schedulingPolicy.priorityClass"});
     }
   }
   for (const auto& t : pod_templates(obj))
-    if (auto n = non_empty(member(*t.spec, "priorityClassName")))
+    if (auto n = non_empty(member(t.spec, "priorityClassName")))
       out.push_back({*n, t.spec_pointer() + "/priorityClassName", ClassKind::pod,
                      t.pointer.empty() ? std::string("the pod") : "the pod template"});
   return out;
 }
 
 std::optional<std::string> inherited_pod_priority_class(const Object& obj) {
-  if (obj.is("batch.volcano.sh", "Job")) return non_empty(path(obj.body, {"spec", "priorityClassName"}));
+  if (obj.is("batch.volcano.sh", "Job")) return non_empty(path(obj.root(), {"spec", "priorityClassName"}));
   if (obj.gvk.group == "ray.io") return non_empty(obj.label(kRayLabel));
   return std::nullopt;
 }

@@ -68,7 +68,7 @@ value: 100
   void finish(FinishContext& ctx) const override {
     std::vector<const Object*> defaults;
     for (const Object* pc : ctx.inventory().list("scheduling.k8s.io", "PriorityClass"))
-      if (bool_at(pc->body, "globalDefault") == std::optional<bool>(true)) defaults.push_back(pc);
+      if (bool_at(pc->root(), "globalDefault") == std::optional<bool>(true)) defaults.push_back(pc);
     if (defaults.size() < 2) return;
     const Object* first = defaults.front();
     for (size_t i = 1; i < defaults.size(); ++i)

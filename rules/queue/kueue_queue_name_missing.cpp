@@ -32,27 +32,27 @@ struct State final : RuleState {
 // job template's for a CronJob (its JSON pointer, and the metadata itself when it is there).
 struct LabelMetadata {
   std::string_view pointer;
-  const json* value = nullptr;
+  Node value;
 };
 
 std::optional<LabelMetadata> label_metadata(const Object& obj) {
   const std::string& g = obj.gvk.group;
   const std::string& k = obj.gvk.kind;
-  if (g == "batch" && k == "CronJob") return LabelMetadata{"/spec/jobTemplate/metadata", path(obj.body, {"spec", "jobTemplate", "metadata"})};
+  if (g == "batch" && k == "CronJob") return LabelMetadata{"/spec/jobTemplate/metadata", path(obj.root(), {"spec", "jobTemplate", "metadata"})};
   if ((g.empty() && k == "Pod") || (g == "batch" && k == "Job") || (g == "apps" && (k == "Deployment" || k == "StatefulSet")) ||
       (g == "leaderworkerset.x-k8s.io" && k == "LeaderWorkerSet") || (g == "jobset.x-k8s.io" && k == "JobSet") ||
       (g == "ray.io" && (k == "RayJob" || k == "RayCluster")) ||
       (g == "kubeflow.org" && (k == "PyTorchJob" || k == "TFJob" || k == "MPIJob" || k == "JAXJob" || k == "XGBoostJob" || k == "PaddleJob")))
-    return LabelMetadata{"/metadata", member(obj.body, "metadata")};
+    return LabelMetadata{"/metadata", member(obj.root(), "metadata")};
   return std::nullopt;
 }
 
 // Whether a controller owns the object (a Job of a CronJob or JobSet, a Pod of a Job, a RayCluster
 // of a RayJob): Kueue manages the owner, which carries the label.
 bool controlled(const Object& obj) {
-  const json* owners = member(obj.metadata(), "ownerReferences");
-  if (!owners || !owners->is_array()) return false;
-  return std::any_of(owners->begin(), owners->end(), [](const json& o) { return bool_at(o, "controller").value_or(false); });
+  const Node owners = member(obj.metadata(), "ownerReferences");
+  if (!owners.is_array()) return false;
+  return std::any_of(owners.begin(), owners.end(), [](Node o) { return bool_at(o, "controller").value_or(false); });
 }
 
 class KueueQueueNameMissing final : public Rule {
@@ -177,14 +177,14 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     auto mp = label_metadata(obj);
     if (!mp || controlled(obj) || !requests_gpu(obj, ctx.settings().gpu_resources)) return;
-    const json* md = mp->value;
-    const json* labels = md ? member(*md, "labels") : nullptr;
-    if (labels && member(*labels, kQueueLabel)) return;
+    const Node md = mp->value;
+    const Node labels = member(md, "labels");
+    if (member(labels, kQueueLabel)) return;
     Unlabelled u;
     u.ref = ctx.ref();
     u.metadata_ptr = mp->pointer;
-    u.has_metadata = md && md->is_object();
-    u.has_labels = labels && labels->is_object();
+    u.has_metadata = md.is_object();
+    u.has_labels = labels.is_object();
     u.pos = ctx.position_of(u.has_labels ? u.metadata_ptr + "/labels" : u.metadata_ptr);  // a missing one: its parent
     static_cast<State*>(ctx.state())->unlabelled.push_back(std::move(u));
   }

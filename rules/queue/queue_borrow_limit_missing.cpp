@@ -128,12 +128,12 @@ spec:
   static std::string dev_reason(const Object& obj, const re2::RE2* re) {
     if (!re) return "";
     if (RE2::PartialMatch(obj.name, *re)) return "its name matches devQueuePattern";
-    const json* labels = path(obj.body, {"metadata", "labels"});
-    if (labels && labels->is_object())
-      for (const auto& [key, value] : labels->items())
-        if (value.is_string() && RE2::PartialMatch(value.get_ref<const std::string&>(), *re))
-          return "label " + key + "=" + value.get<std::string>();
-    return "";
+    // The first matching label in key order (the document has them as written).
+    std::optional<engine::NodeEntry> first;
+    for (const auto entry : path(obj.root(), {"metadata", "labels"}).items())
+      if (entry.value.is_string() && (!first || entry.key < first->key) && RE2::PartialMatch(entry.value.str(), *re))
+        first = entry;
+    return first ? "label " + std::string(first->key) + "=" + std::string(first->value.str()) : std::string();
   }
 
   RuleInfo info_;

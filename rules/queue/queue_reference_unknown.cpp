@@ -107,8 +107,7 @@ spec:
       st->pending.push_back(Pending{ctx.ref(), std::move(pointer), pos, t, std::move(ns), std::move(name)});
     };
     if (queue::is_local_queue(obj)) {
-      const json* spec = member(obj.body, "spec");
-      auto cq = spec ? string_at(*spec, "clusterQueue") : std::nullopt;
+      auto cq = string_at(member(obj.root(), "spec"), "clusterQueue");
       if (cq && !cq->empty()) add(Target::cluster_queue, "/spec/clusterQueue", "", std::string(*cq));
       return;
     }

@@ -148,23 +148,22 @@ spec:
     if (!queue::is_workload(obj)) return;
     const std::string key = ctx.params().string("classLabel");
     std::string pointer;
-    const json* cls = obj.label(key);
-    if (cls && cls->is_string()) {
+    Node cls = obj.label(key);
+    if (cls.is_string()) {
       pointer = pointer_join("/metadata/labels", key);
     } else {
-      cls = nullptr;
+      cls = Node();
       const auto& templates = pod_templates(obj);
       if (!templates.empty()) {
-        const json* labels = member(templates.front().metadata(), "labels");
-        const json* v = labels ? member(*labels, key) : nullptr;
-        if (v && v->is_string()) {
+        const Node v = member(member(templates.front().metadata(), "labels"), key);
+        if (v.is_string()) {
           cls = v;
           pointer = pointer_join(pointer_join(templates.front().pointer + "/metadata", "labels"), key);
         }
       }
     }
-    if (!cls || cls->get_ref<const std::string&>().empty()) return;
-    Seen s{ctx.ref(), pointer, ctx.position_of(pointer), cls->get<std::string>(), "", "", ""};
+    if (cls.str().empty()) return;
+    Seen s{ctx.ref(), pointer, ctx.position_of(pointer), std::string(cls.str()), "", "", ""};
     if (auto lq = queue::kueue_queue_name(obj)) {
       s.kueue_ns = ctx.namespace_of_object();
       s.kueue_lq = lq->name;
@@ -185,8 +184,7 @@ spec:
       if (!s.kueue_lq.empty()) {
         std::string q = "LocalQueue " + s.kueue_ns + "/" + s.kueue_lq;
         if (const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", s.kueue_ns, s.kueue_lq)) {
-          const json* spec = member(lq->body, "spec");
-          auto cq = spec ? string_at(*spec, "clusterQueue") : std::nullopt;
+          auto cq = string_at(member(lq->root(), "spec"), "clusterQueue");
           if (cq && !cq->empty()) q = "Kueue ClusterQueue " + std::string(*cq);
         }
         by_queue[q].push_back(i);

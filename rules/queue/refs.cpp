@@ -1,21 +1,20 @@
 #include "rules/queue/refs.h"
 
-#include "engine/json.h"
+#include "engine/node.h"
 #include "engine/kinds.h"
 #include "engine/positions.h"
 
 namespace gpuguard::rules::queue {
 
-using engine::json;
 using engine::Object;
 
 namespace {
 
 // The queue a non-empty string field names; its pointer is made (by `pointer()`) only when it does.
 template <typename Pointer>
-std::optional<QueueName> string_field(const json* j, Pointer&& pointer) {
-  if (!j || !j->is_string() || j->get_ref<const std::string&>().empty()) return std::nullopt;
-  return QueueName{j->get<std::string>(), std::string(pointer()), false};
+std::optional<QueueName> string_field(engine::Node j, Pointer&& pointer) {
+  if (!j.is_string() || j.str().empty()) return std::nullopt;
+  return QueueName{std::string(j.str()), std::string(pointer()), false};
 }
 
 bool is_kubeflow_job(const Object& obj) {
@@ -47,7 +46,7 @@ std::optional<QueueName> kueue_queue_name(const Object& obj) {
 
 std::optional<QueueName> volcano_queue_name(const Object& obj) {
   if (is_volcano_podgroup(obj) || is_volcano_job(obj)) {
-    if (auto q = string_field(engine::path(obj.body, {"spec", "queue"}), [] { return "/spec/queue"; })) return q;
+    if (auto q = string_field(engine::path(obj.root(), {"spec", "queue"}), [] { return "/spec/queue"; })) return q;
     return QueueName{std::string(kVolcanoDefaultQueue), "", true};
   }
   if (obj.is("", "Pod")) {
@@ -59,7 +58,7 @@ std::optional<QueueName> volcano_queue_name(const Object& obj) {
     return string_field(obj.label(kLabel), [&] { return engine::pointer_join("/metadata/labels", kLabel); });
   }
   if (is_kubeflow_job(obj))
-    return string_field(engine::path(obj.body, {"spec", "runPolicy", "schedulingPolicy", "queue"}),
+    return string_field(engine::path(obj.root(), {"spec", "runPolicy", "schedulingPolicy", "queue"}),
                         [] { return "/spec/runPolicy/schedulingPolicy/queue"; });
   return std::nullopt;
 }

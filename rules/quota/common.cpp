@@ -12,43 +12,40 @@ namespace {
 
 TrackedGpus make_tracked_gpus(const Object& quota, const ResourceMatcher& gpus) {
   TrackedGpus out;
-  const json* hard = path(quota.body, {"spec", "hard"});
-  if (!hard || !hard->is_object()) return out;
-  for (const auto& [key, value] : hard->items()) {
+  for (const auto [key, value] : path(quota.root(), {"spec", "hard"}).items()) {
     if (!key.starts_with("requests.")) continue;
-    std::string resource = key.substr(9);
+    const std::string_view resource = key.substr(9);
     if (!gpus.matches(resource)) continue;
-    if (auto q = Quantity::from_json(value)) out[resource] = *q;
+    if (auto q = Quantity::from_node(value)) out[std::string(resource)] = *q;
   }
   return out;
 }
 
 std::vector<GpuLimits> make_container_gpu_limits(const Object& limitrange, const ResourceMatcher& gpus) {
   std::vector<GpuLimits> out;
-  const json* limits = path(limitrange.body, {"spec", "limits"});
-  if (!limits || !limits->is_array()) return out;
-  for (size_t i = 0; i < limits->size(); ++i) {
-    const json& item = (*limits)[i];
+  const Node limits = path(limitrange.root(), {"spec", "limits"});
+  if (!limits.is_array()) return out;
+  size_t index = 0;
+  for (const Node item : limits) {
+    const size_t i = index++;
     if (string_at(item, "type") != std::optional<std::string_view>("Container")) continue;
-    auto list = [&](std::string_view field) -> const json* {
-      const json* l = member(item, field);
-      return l && l->is_object() ? l : nullptr;
+    auto list = [&](std::string_view field) -> Node {
+      const Node l = member(item, field);
+      return l.is_object() ? l : Node();
     };
-    std::set<std::string> names;
+    std::set<std::string, std::less<>> names;
     for (const char* f : {"max", "min", "default", "defaultRequest"})
-      if (const json* l = list(f))
-        for (const auto& [name, v] : l->items())
-          if (gpus.matches(name)) names.insert(name);
+      for (const auto [name, v] : list(f).items())
+        if (gpus.matches(name)) names.emplace(name);
     for (const auto& name : names) {
       GpuLimits g;
       g.resource = name;
       g.item = i;
       g.item_pointer = pointer_join("/spec/limits", i);
       auto get = [&](std::string_view field) -> std::optional<Quantity> {
-        const json* l = list(field);
-        const json* v = l ? member(*l, name) : nullptr;
+        const Node v = member(list(field), name);
         if (!v) return std::nullopt;
-        auto q = Quantity::from_json(*v);
+        auto q = Quantity::from_node(v);
         return q ? std::optional<Quantity>(*q) : std::nullopt;
       };
       g.max = get("max");

@@ -105,21 +105,21 @@ spec:
           if (it == cap.end() || amount < it->second.first) cap[name] = {amount, q->name};
         }
       if (cap.empty()) continue;
-      const json* limits = path(lr->body, {"spec", "limits"});
-      if (!limits || !limits->is_array()) continue;
-      for (size_t i = 0; i < limits->size(); ++i) {
-        const json& item = (*limits)[i];
+      const Node limits = path(lr->root(), {"spec", "limits"});
+      if (!limits.is_array()) continue;
+      size_t index = 0;
+      for (const Node item : limits) {
+        const size_t i = index++;
         const auto type = string_at(item, "type");
         if (type != std::optional<std::string_view>("Container") && type != std::optional<std::string_view>("Pod")) continue;
         const std::string per = *type == "Container" ? "container" : "pod";
         for (const char* field : {"max", "default"}) {
           if (per == "pod" && std::string_view(field) == "default") continue;  // forbidden there (limitrange-gpu-default-invalid)
-          const json* l = member(item, field);
-          if (!l || !l->is_object()) continue;
-          for (const auto& [name, v] : l->items()) {
-            auto c = cap.find(name);
+          for (const auto [name_view, v] : member(item, field).items()) {
+            auto c = cap.find(std::string(name_view));
             if (c == cap.end()) continue;
-            auto q = Quantity::from_json(v);
+            const std::string& name = c->first;
+            auto q = Quantity::from_node(v);
             if (!q || *q <= c->second.first) continue;
             const std::string quota = "the namespace's quota requests." + name + ": " + c->second.first.to_string() +
                                       " (ResourceQuota " + c->second.second + ")";

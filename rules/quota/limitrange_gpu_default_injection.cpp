@@ -172,18 +172,16 @@ spec:
       tpl.role = t.role;
       for (const auto& c : containers(t)) {
         Ctr small{std::string(c.name), c.kind, {}};
-        if (const json* res = member(*c.body, "resources"); res && res->is_object())
+        if (const Node res = member(c.body, "resources"); res.is_object())
           for (const char* key : {"limits", "requests"})  // requests override the copied limits
-            if (const json* l = member(*res, key); l && l->is_object())
-              for (const auto& item : l->items()) {
-                const std::string& name = item.key();
-                if (!gpus.matches(name)) continue;
-                std::optional<Quantity> q;
-                if (auto parsed = Quantity::from_json(item.value())) q = *parsed;
-                auto it = std::find_if(small.gpus.begin(), small.gpus.end(), [&](const auto& g) { return g.first == name; });
-                if (it == small.gpus.end()) small.gpus.emplace_back(name, q);
-                else if (q) it->second = q;
-              }
+            for (const auto [name, value] : member(res, key).items()) {
+              if (!gpus.matches(name)) continue;
+              std::optional<Quantity> q;
+              if (auto parsed = Quantity::from_node(value)) q = *parsed;
+              auto it = std::find_if(small.gpus.begin(), small.gpus.end(), [&](const auto& g) { return g.first == name; });
+              if (it == small.gpus.end()) small.gpus.emplace_back(name, q);
+              else if (q) it->second = q;
+            }
         (c.kind == Container::Kind::regular ? tpl.regular : tpl.init).push_back(std::move(small));
       }
       static_cast<State*>(ctx.state())->namespaces[ctx.namespace_of_object()].push_back(std::move(tpl));
@@ -250,7 +248,7 @@ spec:
         const size_t total = tpl.init.size() + tpl.regular.size();
         for (const auto* list : {&tpl.init, &tpl.regular})
           for (const Ctr& c : *list)
-            if (!c.find(r)) receivers.push_back(describe(Container{nullptr, "", c.name, c.kind}));
+            if (!c.find(r)) receivers.push_back(describe(Container{Node(), "", c.name, c.kind}));
         if (receivers.empty()) continue;
         if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
         if (++affected <= 3) shown.push_back(tpl.what());

@@ -150,13 +150,13 @@ spec:
         const auto& tracked = quota::tracked_gpus(*q, gpus);
         for (const auto& [name, amount] : tracked) capped.insert(name);
         if (!tracked.empty() && all_capped()) break;  // nothing missing: the other quotas do not matter
-        if (tracked.empty())
-          if (const json* hard = path(q->body, {"spec", "hard"}); hard && hard->is_object())
-            for (const auto& [key, v] : hard->items())
-              if (gpus.matches(key.starts_with("limits.") ? std::string_view(key).substr(7) : std::string_view(key))) {
-                inert.push_back("ResourceQuota " + q->name + " sets only `" + key + "`, which quota ignores");
-                break;
-              }
+        if (tracked.empty()) {
+          // The first such key in key order (the document has them as written).
+          std::optional<std::string_view> ignored;
+          for (const auto [key, v] : path(q->root(), {"spec", "hard"}).items())
+            if ((!ignored || key < *ignored) && gpus.matches(key.starts_with("limits.") ? key.substr(7) : key)) ignored = key;
+          if (ignored) inert.push_back("ResourceQuota " + q->name + " sets only `" + std::string(*ignored) + "`, which quota ignores");
+        }
       }
       std::vector<std::string> missing;
       for (const auto& r : use.resources)

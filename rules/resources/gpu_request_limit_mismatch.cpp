@@ -79,17 +79,17 @@ spec:
   }
 
  private:
-  static const json* resource_list(const json& resources, std::string_view key) {
-    const json* l = member(resources, key);
-    return l && l->is_object() ? l : nullptr;
+  static Node resource_list(Node resources, std::string_view key) {
+    const Node l = member(resources, key);
+    return l.is_object() ? l : Node();
   }
 
   // Parses one amount; reports it when it is malformed, negative or fractional (at the pointer
   // `ptr()` makes: most amounts are fine, and need none).
   template <typename Ptr>
-  static std::optional<Quantity> amount(const json& value, const Container& c, std::string_view name,
+  static std::optional<Quantity> amount(Node value, const Container& c, std::string_view name,
                                         std::string_view kind, const Ptr& ptr, CheckContext& ctx) {
-    auto q = Quantity::from_json(value);
+    auto q = Quantity::from_node(value);
     if (q && !q->is_negative() && q->is_integer()) return *q;
     const std::string what = describe(c) + ": " + std::string(name) + " " + std::string(kind) + " " + brief(value);
     if (!q)
@@ -102,18 +102,17 @@ spec:
   }
 
   void check_container(const Container& c, CheckContext& ctx) const {
-    const json* res = member(*c.body, "resources");
-    if (!res || !res->is_object()) return;
-    const json* requests = resource_list(*res, "requests");
-    const json* limits = resource_list(*res, "limits");
+    const Node res = member(c.body, "resources");
+    if (!res.is_object()) return;
+    const Node requests = resource_list(res, "requests");
+    const Node limits = resource_list(res, "limits");
     const auto& gpus = ctx.settings().gpu_resources;
 
     // The GPU resources it names, sorted and distinct (views of the keys of its resources).
     std::vector<std::string_view> names;
-    for (const json* list : {requests, limits})
-      if (list)
-        for (const auto& [name, v] : list->items())
-          if (gpus.matches(name) && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+    for (const Node list : {requests, limits})
+      for (const auto [name, v] : list.items())
+        if (gpus.matches(name) && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
     if (names.empty()) return;
     std::sort(names.begin(), names.end());
 
@@ -122,23 +121,23 @@ spec:
       json all = json::object();
       if (!requests) return all;
       for (const auto name : names)
-        if (const json* rq = member(*requests, name); rq && !(limits && member(*limits, name))) all[std::string(name)] = *rq;
+        if (const Node rq = member(requests, name); rq && !member(limits, name)) all[std::string(name)] = rq.to_json();
       return all;
     };
 
     for (const auto name_view : names) {
       auto rptr = [&] { return c.pointer + "/resources/requests/" + pointer_escape(name_view); };
       auto lptr = [&] { return c.pointer + "/resources/limits/" + pointer_escape(name_view); };
-      const json* rq = requests ? member(*requests, name_view) : nullptr;
-      const json* lm = limits ? member(*limits, name_view) : nullptr;
-      std::optional<Quantity> rq_q = rq ? amount(*rq, c, name_view, "request", rptr, ctx) : std::nullopt;
-      std::optional<Quantity> lm_q = lm ? amount(*lm, c, name_view, "limit", lptr, ctx) : std::nullopt;
+      const Node rq = member(requests, name_view);
+      const Node lm = member(limits, name_view);
+      std::optional<Quantity> rq_q = rq ? amount(rq, c, name_view, "request", rptr, ctx) : std::nullopt;
+      std::optional<Quantity> lm_q = lm ? amount(lm, c, name_view, "limit", lptr, ctx) : std::nullopt;
       if (rq && !lm) {
         if (!rq_q) continue;
         const std::string name(name_view);
         std::optional<json> fix;
         if (ctx.fixes_wanted())
-          fix = limits ? json::array({{{"op", "add"}, {"path", lptr()}, {"value", *rq}}})
+          fix = limits ? json::array({{{"op", "add"}, {"path", lptr()}, {"value", rq.to_json()}}})
                        : json::array({{{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing()}}});
         ctx.report(rptr(),
                    describe(c) + " requests " + name + ": " + rq_q->to_string() +

@@ -95,10 +95,10 @@ spec:
     const std::string effect = ctx.params().string("taintEffect");
     for (const auto& t : pod_templates(obj)) {
       if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
-      const json* tolerations = member(*t.spec, "tolerations");
-      const bool has_list = tolerations && tolerations->is_array();
-      if (has_list && std::any_of(tolerations->begin(), tolerations->end(),
-                                  [&](const json& tol) { return tolerates(tol, key, value, effect); }))
+      const Node tolerations = member(t.spec, "tolerations");
+      const bool has_list = tolerations.is_array();
+      if (has_list && std::any_of(tolerations.begin(), tolerations.end(),
+                                  [&](Node tol) { return tolerates(tol, key, value, effect); }))
         continue;
       std::optional<json> fix;
       if (ctx.fixes_wanted()) {
@@ -118,7 +118,7 @@ spec:
   }
 
  private:
-  static bool tolerates(const json& tol, const std::string& key, const std::string& value, const std::string& effect) {
+  static bool tolerates(Node tol, const std::string& key, const std::string& value, const std::string& effect) {
     if (!tol.is_object()) return false;
     const std::string tkey(string_at(tol, "key").value_or(""));
     const std::string op(string_at(tol, "operator").value_or("Equal"));

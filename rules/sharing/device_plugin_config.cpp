@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <utility>
 
 #include "engine/positions.h"
 #include "engine/yaml_load.h"
 
 namespace gpuguard::rules::sharing {
 
-using engine::json;
+using engine::Node;
 
 namespace {
 
@@ -19,13 +20,19 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
+// The entry whose key matches `key` case-insensitively and comes first in key order (the order
+// the config's Go map had; the document has them as written), or none.
+engine::NodeEntry first_iequal(Node j, std::string_view key) {
+  engine::NodeEntry found{};
+  for (const auto entry : j.items())
+    if (iequals(entry.key, key) && (!found.value || entry.key < found.key)) found = entry;
+  return found;
+}
+
 // Go's encoding/json: an exact key match wins, else the first case-insensitive one.
-const json* go_member(const json& j, std::string_view key) {
-  if (!j.is_object()) return nullptr;
-  if (const json* exact = engine::member(j, key)) return exact;
-  for (const auto& [k, v] : j.items())
-    if (iequals(k, key)) return &v;
-  return nullptr;
+Node go_member(Node j, std::string_view key) {
+  if (Node exact = engine::member(j, key)) return exact;
+  return first_iequal(j, key).value;
 }
 
 // A string that might hold a device-plugin config: cheap test before parsing.
@@ -33,67 +40,70 @@ bool worth_parsing(std::string_view s) {
   return s.find("sharing") != std::string_view::npos || s.find("flags") != std::string_view::npos;
 }
 
-std::optional<json> parse(std::string_view text) {
-  std::optional<json> out;
+// The first document of the text (none when it does not load).
+std::shared_ptr<const engine::PositionIndex> parse(std::string_view text) {
+  std::shared_ptr<const engine::PositionIndex> out;
   std::vector<engine::Diagnostic> diags;
   engine::load_yaml_stream(text, "<embedded>", engine::YamlLimits{}, [&](engine::YamlDocument&& d) {
-    if (!out) out = std::move(d.body);
+    if (!out) out = std::move(d.positions);
   }, diags);
   return out;
 }
 
-void from_map(const json& map, const std::string& base, std::vector<DevicePluginConfig>& out) {
+void from_map(Node map, std::string_view base, std::vector<DevicePluginConfig>& out) {
   if (!map.is_object()) return;
-  for (const auto& [key, value] : map.items()) {
+  const size_t first = out.size();
+  for (const auto [key, value] : map.items()) {
     if (!value.is_string()) continue;
-    const auto& text = value.get_ref<const std::string&>();
+    const std::string_view text = value.str();
     if (!worth_parsing(text)) continue;
     auto parsed = parse(text);
-    if (!parsed || !looks_like_device_plugin_config(*parsed)) continue;
-    out.push_back({engine::pointer_join(base, key), key, std::move(*parsed)});
+    if (!parsed) continue;
+    const Node config(parsed.get(), parsed->root());
+    if (!looks_like_device_plugin_config(config)) continue;
+    out.push_back({engine::pointer_join(base, key), std::string(key), std::move(parsed), config});
   }
+  // In key order, as the object's JSON had them (the document has them as written).
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+            [](const DevicePluginConfig& a, const DevicePluginConfig& b) { return a.key < b.key; });
 }
 
 }  // namespace
 
-bool looks_like_device_plugin_config(const json& j) {
+bool looks_like_device_plugin_config(Node j) {
   if (!j.is_object()) return false;
-  if (const json* v = engine::member(j, "version"); v && !v->is_string()) return false;
+  if (Node v = engine::member(j, "version"); v && !v.is_string()) return false;
   if (engine::member(j, "mig-configs")) return false;  // a mig-parted config
-  return engine::member(j, "sharing") != nullptr || engine::member(j, "flags") != nullptr;
+  return engine::member(j, "sharing") || engine::member(j, "flags");
 }
 
 std::vector<DevicePluginConfig> device_plugin_configs(const engine::Object& obj) {
   std::vector<DevicePluginConfig> out;
   if (obj.is("", "ConfigMap")) {
-    if (const json* data = engine::member(obj.body, "data")) from_map(*data, "/data", out);
+    from_map(engine::member(obj.root(), "data"), "/data", out);
     return out;
   }
   if (obj.is_kubernetes_object()) return out;
   // Not a Kubernetes object: a standalone config file, or Helm values embedding configs.
-  if (looks_like_device_plugin_config(obj.body)) {
-    out.push_back({"", "", obj.body});
+  const Node root = obj.root();
+  if (looks_like_device_plugin_config(root)) {
+    out.push_back({"", "", nullptr, root});
     return out;
   }
-  if (const json* map = engine::path(obj.body, {"config", "map"})) from_map(*map, "/config/map", out);
-  if (const json* data = engine::path(obj.body, {"devicePlugin", "config", "data"}))
-    from_map(*data, "/devicePlugin/config/data", out);
+  from_map(engine::path(root, {"config", "map"}), "/config/map", out);
+  from_map(engine::path(root, {"devicePlugin", "config", "data"}), "/devicePlugin/config/data", out);
   return out;
 }
 
-const json* sharing_section(const json& config, std::string_view name) {
-  const json* sharing = go_member(config, "sharing");
-  if (!sharing) return nullptr;
-  const json* s = go_member(*sharing, name);
-  return s && !s->is_null() ? s : nullptr;
+Node sharing_section(Node config, std::string_view name) {
+  const Node s = go_member(go_member(config, "sharing"), name);
+  return s.is_null() ? Node() : s;
 }
 
-std::string sharing_strategy(const json& config) {
-  auto replicated = [](const json* section) {
-    if (!section) return false;
-    const json* resources = engine::member(*section, "resources");
-    if (!resources || !resources->is_array()) return false;
-    return std::any_of(resources->begin(), resources->end(), [](const json& r) {
+std::string sharing_strategy(Node config) {
+  auto replicated = [](Node section) {
+    const Node resources = engine::member(section, "resources");
+    return resources.is_array() && std::any_of(resources.begin(), resources.end(), [](Node r) {
       auto n = engine::int_at(r, "replicas");
       return n && *n > 1;
     });
@@ -109,7 +119,7 @@ using namespace engine;
 
 // The section of sharing (timeSlicing or mps): fields are looked up by exact name in the plugin's
 // UnmarshalJSON (a map[string]json.RawMessage), so a misspelt or differently cased key is ignored.
-void check_section(const json& section, const std::string& base, bool mps, const std::string& mig_strategy,
+void check_section(Node section, const std::string& base, bool mps, const std::string& mig_strategy,
                    std::vector<ConfigProblem>& out) {
   const std::string name = mps ? "mps" : "timeSlicing";
   if (!section.is_object()) {
@@ -117,22 +127,22 @@ void check_section(const json& section, const std::string& base, bool mps, const
     return;
   }
   static const char* const kKnown[] = {"renameByDefault", "failRequestsGreaterThanOne", "resources"};
-  for (const auto& item : section.items()) {
-    const std::string& k = item.key();
+  for (const auto& [key, value] : section.items()) {
+    const std::string_view k = key;
     if (std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* f) { return k == f; })) continue;
     std::string hint;
     for (const char* f : kKnown)
       if (iequals(k, f)) hint = " (the field is `" + std::string(f) + "`, case-sensitive)";
-    out.push_back({pointer_join(base, k), "unknown field `" + k + "` in sharing." + name + hint +
+    out.push_back({pointer_join(base, k), "unknown field `" + std::string(k) + "` in sharing." + name + hint +
                                               ": the device plugin ignores it without a word, so it has no effect", true});
   }
   for (const char* flag : {"renameByDefault", "failRequestsGreaterThanOne"}) {
-    const json* v = member(section, flag);
+    const Node v = member(section, flag);
     if (v && !v->is_boolean() && !v->is_null())
       out.push_back({pointer_join(base, flag), "sharing." + name + "." + flag + " must be true or false, not " + brief(*v) +
                                                    ": the device plugin fails to parse the config and does not start"});
   }
-  const json* resources = member(section, "resources");
+  const Node resources = member(section, "resources");
   if (!resources || resources->is_null() || (resources->is_array() && resources->empty())) {
     out.push_back({resources ? pointer_join(base, "resources") : base,
                    "sharing." + name + " has no resources: the device plugin refuses the config (\"no resources specified\") and does not start"});
@@ -142,8 +152,9 @@ void check_section(const json& section, const std::string& base, bool mps, const
     out.push_back({pointer_join(base, "resources"), "sharing." + name + ".resources must be a list: the device plugin fails to parse the config"});
     return;
   }
-  for (size_t i = 0; i < resources->size(); ++i) {
-    const json& r = (*resources)[i];
+  size_t next = 0;
+  for (const auto& r : *resources) {
+    const size_t i = next++;
     const std::string rp = pointer_join(pointer_join(base, "resources"), i);
     const std::string where = "sharing." + name + ".resources[" + std::to_string(i) + "]";
     if (!r.is_object()) {
@@ -155,7 +166,7 @@ void check_section(const json& section, const std::string& base, bool mps, const
       out.push_back({rp, where + " has no name: the device plugin refuses the config (\"no resource name specified\")"});
     else if (!rname)
       out.push_back({pointer_join(rp, "name"), where + ".name must be a string: the device plugin fails to parse the config"});
-    const json* replicas = member(r, "replicas");
+    const Node replicas = member(r, "replicas");
     if (!replicas) {
       out.push_back({rp, where + " has no replicas: the device plugin refuses the config (\"no replicas specified\")"});
     } else if (auto n = as_int(*replicas); !n) {
@@ -182,22 +193,16 @@ void check_section(const json& section, const std::string& base, bool mps, const
 
 }  // namespace
 
-std::vector<ConfigProblem> validate_device_plugin_config(const json& config) {
+std::vector<ConfigProblem> validate_device_plugin_config(Node config) {
   std::vector<ConfigProblem> out;
-  if (const json* v = member(config, "version"); v && v->is_string() && v->get_ref<const std::string&>() != "v1" &&
-                                                   !v->get_ref<const std::string&>().empty())
-    out.push_back({"/version", "version " + brief(*v) + ": the device plugin refuses the config (\"unknown version\"); the only version is v1"});
+  if (auto version = string_at(config, "version"); version && *version != "v1" && !version->empty())
+    out.push_back({"/version", "version " + brief(*member(config, "version")) +
+                                   ": the device plugin refuses the config (\"unknown version\"); the only version is v1"});
   std::string mig_strategy;
-  if (const json* flags = member(config, "flags"))
+  if (const Node flags = member(config, "flags"))
     if (auto s = string_at(*flags, "migStrategy")) mig_strategy = *s;
-  const json* sharing = nullptr;
-  std::string sharing_key = "sharing";
-  for (const auto& [k, v] : config.items())
-    if (iequals(k, "sharing")) {
-      sharing = &v;
-      sharing_key = k;
-      break;
-    }
+  // The first key in key order that is `sharing` in any case.
+  const auto [sharing_key, sharing] = first_iequal(config, "sharing");
   if (!sharing || sharing->is_null()) return out;
   const std::string base = "/" + pointer_escape(sharing_key);
   if (!sharing->is_object()) {
@@ -208,7 +213,7 @@ std::vector<ConfigProblem> validate_device_plugin_config(const json& config) {
     const bool ts = iequals(k, "timeSlicing");
     const bool mps = iequals(k, "mps");
     if (!ts && !mps) {
-      out.push_back({pointer_join(base, k), "unknown field `" + k + "` in sharing (known: timeSlicing, mps): the device plugin "
+      out.push_back({pointer_join(base, k), "unknown field `" + std::string(k) + "` in sharing (known: timeSlicing, mps): the device plugin "
                                                 "ignores it without a word, so it shares nothing by it", true});
       continue;
     }

@@ -5,10 +5,12 @@
 // nvidia-device-plugin chart, `devicePlugin.config.data.<key>` of the gpu-operator chart), or a
 // standalone config file (`--config-file`).
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "engine/json.h"
+#include "engine/node.h"
 #include "engine/object.h"
 
 namespace gpuguard::rules::sharing {
@@ -16,12 +18,15 @@ namespace gpuguard::rules::sharing {
 struct DevicePluginConfig {
   std::string pointer;  // JSON pointer of the config in its object ("" for a standalone file)
   std::string key;      // the ConfigMap / values key naming the config ("" for a standalone file)
-  engine::json config;  // the parsed config (a mapping)
+  // An embedded config's document, parsed from its string (null for a standalone file: the
+  // object's own document holds it).
+  std::shared_ptr<const engine::PositionIndex> parsed;
+  engine::Node config;  // the config (a mapping)
 };
 
-// Whether a parsed YAML value is a device-plugin config: a mapping with `sharing` or `flags`
-// whose `version` is absent or a string (the plugin defaults a missing version to v1).
-[[nodiscard]] bool looks_like_device_plugin_config(const engine::json& j);
+// Whether a parsed YAML value (or a document) is a device-plugin config: a mapping with `sharing`
+// or `flags` whose `version` is absent or a string (the plugin defaults a missing version to v1).
+[[nodiscard]] bool looks_like_device_plugin_config(engine::Node j);
 
 // Every device-plugin config in the object (none for other objects). Embedded configs that do
 // not parse as YAML are skipped: nothing says they were meant as device-plugin configs.
@@ -31,10 +36,10 @@ struct DevicePluginConfig {
 // else "time-slicing" if sharing.timeSlicing has one, else "none" (SharingStrategy() in
 // k8s-device-plugin api/config/v1/sharing.go). Keys are matched as Go's encoding/json does
 // (case-insensitively).
-[[nodiscard]] std::string sharing_strategy(const engine::json& config);
+[[nodiscard]] std::string sharing_strategy(engine::Node config);
 
-// sharing.<name> by Go's case-insensitive field matching; nullptr when absent.
-[[nodiscard]] const engine::json* sharing_section(const engine::json& config, std::string_view name);
+// sharing.<name> by Go's case-insensitive field matching; nullptr (absent) when absent or null.
+[[nodiscard]] engine::Node sharing_section(engine::Node config, std::string_view name);
 
 // What the device plugin makes of a config: refusals (it exits, the node advertises no GPU) and
 // fields it ignores without a word (`ignored`). `path` is a JSON pointer inside the config.
@@ -43,6 +48,6 @@ struct ConfigProblem {
   std::string message;
   bool ignored = false;
 };
-[[nodiscard]] std::vector<ConfigProblem> validate_device_plugin_config(const engine::json& config);
+[[nodiscard]] std::vector<ConfigProblem> validate_device_plugin_config(engine::Node config);
 
 }  // namespace gpuguard::rules::sharing

@@ -116,10 +116,11 @@ data:
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
     for (const Object* cp : inv.list("nvidia.com", "ClusterPolicy")) {
-      const json* mig = path(cp->body, {"spec", "mig"});
-      if (!mig || string_at(*mig, "strategy") != "mixed") continue;
-      const json* cfg = path(cp->body, {"spec", "devicePlugin", "config"});
-      auto name = cfg ? string_at(*cfg, "name") : std::nullopt;
+      const Node root = cp->root();
+      const Node mig = path(root, {"spec", "mig"});
+      if (!mig || string_at(mig, "strategy") != "mixed") continue;
+      const Node cfg = path(root, {"spec", "devicePlugin", "config"});
+      auto name = cfg ? string_at(cfg, "name") : std::nullopt;
       if (!name || name->empty()) continue;
       for (const Object* cm : inv.list("", "ConfigMap")) {
         if (cm->name != *name) continue;

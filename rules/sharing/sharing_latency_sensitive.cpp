@@ -127,9 +127,8 @@ spec:
     const auto& values = ctx.params().strings("values");
     for (const auto& t : pod_templates(obj)) {
       std::string value;
-      for (const json* md : {&t.metadata(), &obj.metadata()}) {
-        const json* labels = member(*md, "labels");
-        if (auto v = labels ? string_at(*labels, label) : std::nullopt) {
+      for (const Node md : {t.metadata(), obj.metadata()}) {
+        if (auto v = string_at(member(md, "labels"), label)) {
           value = *v;
           break;
         }
@@ -141,16 +140,18 @@ spec:
       bool reported = false;
       for (const auto& c : containers(t)) {
         for (const char* section : {"limits", "requests"}) {
-          const json* res = path(*c.body, {"resources", section});
-          if (!res || !res->is_object()) continue;
-          for (const auto& [name, q] : res->items()) {
-            if (!name.ends_with(".shared") || !ctx.settings().gpu_resources.matches(name)) continue;
-            ctx.report(pointer_join(c.pointer + "/resources/" + section, name),
-                       who + " requests " + name + ", a time-sliced or MPS replica of a GPU" + tail);
-            reported = true;
-            break;
-          }
-          if (reported) break;
+          const Node res = path(c.body, {"resources", section});
+          if (!res.is_object()) continue;
+          // The first shared resource in key order (the document lists them as written).
+          std::string_view name;
+          for (const NodeEntry e : res.items())
+            if (e.key.ends_with(".shared") && ctx.settings().gpu_resources.matches(e.key) && (name.empty() || e.key < name))
+              name = e.key;
+          if (name.empty()) continue;
+          ctx.report(pointer_join(c.pointer + "/resources/" + section, name),
+                     who + " requests " + std::string(name) + ", a time-sliced or MPS replica of a GPU" + tail);
+          reported = true;
+          break;
         }
         if (reported) break;
       }
@@ -188,8 +189,7 @@ spec:
       if (reported || selects_config) continue;
       // A whole-GPU request with no config selected: the ClusterPolicy's default config applies.
       for (const auto& c : containers(t)) {
-        const json* limits = path(*c.body, {"resources", "limits"});
-        if (!limits || !member(*limits, "nvidia.com/gpu")) continue;
+        if (!path(c.body, {"resources", "limits", "nvidia.com/gpu"})) continue;
         const std::string ptr = pointer_join(c.pointer + "/resources/limits", "nvidia.com/gpu");
         static_cast<State*>(ctx.state())->unpinned.push_back({ctx.ref(), ptr, ctx.position_of(ptr), "", who});
         break;
@@ -220,10 +220,10 @@ spec:
     // The GPU Operator's default config (ClusterPolicy spec.devicePlugin.config.{name, default})
     // applies to every node without a nvidia.com/device-plugin.config label.
     for (const Object* cp : ctx.inventory().list("nvidia.com", "ClusterPolicy")) {
-      const json* cfg = path(cp->body, {"spec", "devicePlugin", "config"});
+      const Node cfg = path(cp->root(), {"spec", "devicePlugin", "config"});
       if (!cfg) continue;
-      auto name = string_at(*cfg, "name");
-      auto def = string_at(*cfg, "default");
+      auto name = string_at(cfg, "name");
+      auto def = string_at(cfg, "default");
       if (!name || !def || name->empty() || def->empty()) continue;
       std::string strategy;
       std::string where;

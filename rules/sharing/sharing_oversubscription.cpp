@@ -76,16 +76,16 @@ data:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     for (const auto& cfg : sharing::device_plugin_configs(obj)) {
-      const json* ts = sharing::sharing_section(cfg.config, "timeSlicing");
-      if (!ts || !ts->is_object()) continue;
       // Only the strategy the plugin uses: with MPS configured, time-slicing is not applied.
       if (sharing::sharing_strategy(cfg.config) != "time-slicing") continue;
-      const json* fail = member(*ts, "failRequestsGreaterThanOne");
-      if (fail && fail->is_boolean() && fail->get<bool>()) continue;
-      if (fail && !fail->is_boolean() && !fail->is_null()) continue;  // sharing-config-invalid says it
+      const Node ts = sharing::sharing_section(cfg.config, "timeSlicing");
+      if (!ts.is_object()) continue;
+      const Node fail = member(ts, "failRequestsGreaterThanOne");
+      if (fail.is_boolean() && fail.boolean()) continue;
+      if (fail && !fail.is_boolean() && !fail.is_null()) continue;  // sharing-config-invalid says it
       std::string resources;
-      if (const json* rs = member(*ts, "resources"); rs && rs->is_array())
-        for (const json& r : *rs) {
+      if (const Node rs = member(ts, "resources"); rs.is_array())
+        for (const Node r : rs) {
           auto n = int_at(r, "replicas");
           auto name = string_at(r, "name");
           if (!n || *n < 2 || !name) continue;

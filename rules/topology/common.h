@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/json.h"
+#include "engine/node.h"
 #include "engine/podspec.h"
 
 namespace gpuguard::rules::topology {
@@ -48,21 +49,39 @@ inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
   return false;
 }
 
-// spec.affinity.<which> (nodeAffinity, podAffinity, podAntiAffinity), or nullptr.
-[[nodiscard]] inline const engine::json* affinity_of(const engine::json& spec, std::string_view which) {
-  const engine::json* a = engine::member(spec, "affinity");
-  return a ? engine::member(*a, which) : nullptr;
+// spec.affinity.<which> (nodeAffinity, podAffinity, podAntiAffinity); absent when there is none.
+[[nodiscard]] inline engine::Node affinity_of(engine::Node spec, std::string_view which) {
+  return engine::member(engine::member(spec, "affinity"), which);
 }
 
-// The required node-selector terms (ORed), or nullptr when there are none.
-[[nodiscard]] inline const engine::json* required_node_terms(const engine::json& spec) {
-  const engine::json* na = affinity_of(spec, "nodeAffinity");
-  const engine::json* req = na ? engine::member(*na, kRequired) : nullptr;
-  const engine::json* terms = req ? engine::member(*req, "nodeSelectorTerms") : nullptr;
-  return terms && terms->is_array() && !terms->empty() ? terms : nullptr;
+// The required node-selector terms (ORed); absent when there are none.
+[[nodiscard]] inline engine::Node required_node_terms(engine::Node spec) {
+  const engine::Node terms = engine::path(affinity_of(spec, "nodeAffinity"), {kRequired, "nodeSelectorTerms"});
+  return terms.is_array() && !terms.empty() ? terms : engine::Node();
 }
 
 // The matchExpressions of a node-selector term (or of a preferred term's `preference`).
+[[nodiscard]] inline std::vector<engine::Node> match_expressions(engine::Node term) {
+  std::vector<engine::Node> out;
+  const engine::Node exprs = engine::member(term, "matchExpressions");
+  if (!exprs.is_array()) return out;
+  for (engine::Node e : exprs)
+    if (e.is_object()) out.push_back(e);
+  return out;
+}
+
+// The string values of a node-selector requirement.
+[[nodiscard]] inline std::vector<std::string> expr_values(engine::Node expr) {
+  std::vector<std::string> out;
+  const engine::Node vs = engine::member(expr, "values");
+  if (!vs.is_array()) return out;
+  for (engine::Node v : vs)
+    if (v.is_string()) out.emplace_back(v.str());
+  return out;
+}
+
+// The same two for a term kept as JSON past `check` (a rule state's copy of a spec's affinity, from
+// which `finish` builds a fix with add_node_requirement: the object's tree is gone by then).
 [[nodiscard]] inline std::vector<const engine::json*> match_expressions(const engine::json& term) {
   std::vector<const engine::json*> out;
   const engine::json* exprs = engine::member(term, "matchExpressions");
@@ -72,7 +91,6 @@ inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
   return out;
 }
 
-// The string values of a node-selector requirement.
 [[nodiscard]] inline std::vector<std::string> expr_values(const engine::json& expr) {
   std::vector<std::string> out;
   const engine::json* vs = engine::member(expr, "values");
@@ -84,7 +102,8 @@ inline constexpr std::string_view kQueueNameLabel = "kueue.x-k8s.io/queue-name";
 
 // JSON Patch adding `expr` to every required node-selector term for which `has` is false (terms
 // are ORed, so each needs it), creating affinity, nodeAffinity, the required block and a first
-// term where they are missing.
+// term where they are missing. `spec` is JSON: a rule state's copy of the spec's `affinity`, read
+// in `finish` (see match_expressions above).
 template <typename Has>
 [[nodiscard]] engine::json add_node_requirement(const engine::json& spec, const std::string& spec_ptr,
                                                 const engine::json& expr, Has has) {
@@ -132,24 +151,24 @@ template <typename Has>
 }
 
 // JSON Patch appending a required pod-affinity term, creating what is missing on the way.
-[[nodiscard]] inline engine::json add_required_pod_affinity(const engine::json& spec, const std::string& spec_ptr,
+[[nodiscard]] inline engine::json add_required_pod_affinity(engine::Node spec, const std::string& spec_ptr,
                                                             const engine::json& term) {
   using engine::json;
   json ops = json::array();
-  const json* affinity = engine::member(spec, "affinity");
-  if (!affinity || !affinity->is_object()) {
+  const engine::Node affinity = engine::member(spec, "affinity");
+  if (!affinity.is_object()) {
     ops.push_back({{"op", "add"}, {"path", spec_ptr + "/affinity"},
                    {"value", {{"podAffinity", {{std::string(kRequired), json::array({term})}}}}}});
     return ops;
   }
   const std::string pa_ptr = spec_ptr + "/affinity/podAffinity";
-  const json* pa = engine::member(*affinity, "podAffinity");
-  if (!pa || !pa->is_object()) {
+  const engine::Node pa = engine::member(affinity, "podAffinity");
+  if (!pa.is_object()) {
     ops.push_back({{"op", "add"}, {"path", pa_ptr}, {"value", {{std::string(kRequired), json::array({term})}}}});
     return ops;
   }
-  const json* req = engine::member(*pa, kRequired);
-  if (!req || !req->is_array())
+  const engine::Node req = engine::member(pa, kRequired);
+  if (!req.is_array())
     ops.push_back({{"op", "add"}, {"path", pa_ptr + "/" + std::string(kRequired)}, {"value", json::array({term})}});
   else
     ops.push_back({{"op", "add"}, {"path", pa_ptr + "/" + std::string(kRequired) + "/-"}, {"value", term}});

@@ -41,10 +41,8 @@ struct GangMembership {
 
 namespace gang_detail {
 
-inline std::optional<std::string> string_in(const engine::json& metadata, std::string_view field, std::string_view key) {
-  const engine::json* m = engine::member(metadata, field);
-  if (!m) return std::nullopt;
-  auto v = engine::string_at(*m, key);
+inline std::optional<std::string> string_in(engine::Node metadata, std::string_view field, std::string_view key) {
+  auto v = engine::string_at(engine::member(metadata, field), key);
   if (!v || v->empty()) return std::nullopt;
   return std::string(*v);
 }
@@ -54,7 +52,7 @@ inline std::optional<std::string> string_in(const engine::json& metadata, std::s
 // The gang the pods of template `t` of `obj` belong to, if any.
 [[nodiscard]] inline std::optional<GangMembership> gang_membership(const engine::Object& obj, const engine::PodTemplate& t) {
   using gang_detail::string_in;
-  const engine::json& md = t.metadata();
+  const engine::Node md = t.metadata();
   if (auto pg = string_in(md, "labels", kCoschedulingLabel))
     return GangMembership{"coscheduling label " + std::string(kCoschedulingLabel), *pg, std::string(kCoschedulingLabel), *pg};
   // A job label the pod already carries (pods created by the controllers, or templates that set it).

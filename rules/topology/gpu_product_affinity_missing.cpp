@@ -144,24 +144,24 @@ spec:
     for (const auto& t : pod_templates(obj)) {
       const auto& gpus = pod_gpus(t, ctx.settings().gpu_resources);
       if (gpus.empty()) continue;
-      const json& spec = *t.spec;
+      const Node spec = t.spec;
       if (auto node = string_at(spec, "nodeName"); node && !node->empty()) continue;  // bound to one node
       // nodeSelector on a pinning label.
-      if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object()) {
+      if (const Node ns = member(spec, "nodeSelector"); ns.is_object()) {
         bool pinned = false;
-        for (const auto& [k, v] : ns->items())
-          if (is_pin(k) && v.is_string() && !v.get_ref<const std::string&>().empty()) pinned = true;
+        for (const auto [k, v] : ns.items())
+          if (is_pin(k) && v.is_string() && !v.str().empty()) pinned = true;
         if (pinned) continue;
       }
       // Required node affinity: every term pins.
-      if (const json* terms = required_node_terms(spec)) {
+      if (const Node terms = required_node_terms(spec)) {
         bool all = true;
-        for (const auto& term : *terms) {
+        for (const Node term : terms) {
           bool pinned = false;
-          for (const json* e : match_expressions(term)) {
-            auto key = string_at(*e, "key");
-            auto op = string_at(*e, "operator");
-            if (key && is_pin(*key) && op && (*op == "In" || *op == "Gt" || *op == "Lt") && !expr_values(*e).empty())
+          for (const Node e : match_expressions(term)) {
+            auto key = string_at(e, "key");
+            auto op = string_at(e, "operator");
+            if (key && is_pin(*key) && op && (*op == "In" || *op == "Gt" || *op == "Lt") && !expr_values(e).empty())
               pinned = true;
           }
           if (!pinned) all = false;
@@ -177,24 +177,22 @@ spec:
       u.pos = ctx.position_of(u.pointer);
       if (ctx.fixes_wanted()) {
         u.spec_part = json::object();
-        if (const json* a = member(spec, "affinity")) u.spec_part["affinity"] = *a;
+        if (const Node a = member(spec, "affinity")) u.spec_part["affinity"] = a.to_json();  // kept for the fix, past the tree
       }
       for (const auto& [name, q] : gpus) {
         u.gpu_resources.push_back(name);
         u.gpus += (u.gpus.empty() ? "" : ", ") + name + ": " + q.to_string();
       }
       // Preferred-only pins, for the message.
-      if (const json* na = affinity_of(spec, "nodeAffinity"))
-        if (const json* pref = member(*na, kPreferred); pref && pref->is_array())
-          for (const auto& p : *pref)
-            if (const json* pt = member(p, "preference"))
-              for (const json* e : match_expressions(*pt))
-                if (auto key = string_at(*e, "key"); key && is_pin(*key)) u.preferred = std::string(*key);
+      if (const Node pref = member(affinity_of(spec, "nodeAffinity"), kPreferred); pref.is_array())
+        for (const Node p : pref)
+          if (const Node pt = member(p, "preference"))
+            for (const Node e : match_expressions(pt))
+              if (auto key = string_at(e, "key"); key && is_pin(*key)) u.preferred = std::string(*key);
       // The queue: the workload's label (Kueue reads it from the job object; for a Pod, the pod).
-      for (const json* md : {&obj.metadata(), &t.metadata()}) {
+      for (const Node md : {obj.metadata(), t.metadata()}) {
         if (!u.queue.empty()) break;
-        if (const json* labels = member(*md, "labels"))
-          if (auto q = string_at(*labels, kQueueNameLabel)) u.queue = std::string(*q);
+        if (auto q = string_at(member(md, "labels"), kQueueNameLabel)) u.queue = std::string(*q);
       }
       static_cast<State*>(ctx.state())->unpinned.push_back(std::move(u));
     }
@@ -215,8 +213,8 @@ spec:
       // The product for the fix.
       std::string product, from;
       if (const Object* ns = inv.find("", "Namespace", "", u.ref.namespace_()))
-        if (const json* p = ns->annotation(kProductAnnotation); p && p->is_string() && !p->get_ref<const std::string&>().empty()) {
-          product = p->get<std::string>();
+        if (const Node p = ns->annotation(kProductAnnotation); p.is_string() && !p.str().empty()) {
+          product = std::string(p.str());
           from = "the namespace's annotation " + std::string(kProductAnnotation);
         }
       if (product.empty())
@@ -258,24 +256,23 @@ spec:
                          std::string& why_not) {
     const Object* lq = inv.find("kueue.x-k8s.io", "LocalQueue", u.ref.namespace_(), queue);
     if (!lq) return false;
-    const json* lq_spec = member(lq->body, "spec");
-    auto cq_name = lq_spec ? string_at(*lq_spec, "clusterQueue") : std::nullopt;
+    auto cq_name = string_at(member(lq->root(), "spec"), "clusterQueue");
     if (!cq_name) return false;
     const Object* cq = inv.find("kueue.x-k8s.io", "ClusterQueue", "", *cq_name);
     if (!cq) return false;
-    const json* groups = path(cq->body, {"spec", "resourceGroups"});
-    if (!groups || !groups->is_array()) return false;
+    const Node groups = path(cq->root(), {"spec", "resourceGroups"});
+    if (!groups.is_array()) return false;
     std::vector<std::string> flavors;
-    for (const auto& g : *groups) {
-      const json* covered = member(g, "coveredResources");
-      if (!covered || !covered->is_array()) continue;
+    for (const Node g : groups) {
+      const Node covered = member(g, "coveredResources");
+      if (!covered.is_array()) continue;
       bool covers = false;
-      for (const auto& r : *covered)
-        if (r.is_string() && std::find(u.gpu_resources.begin(), u.gpu_resources.end(), r.get<std::string>()) != u.gpu_resources.end())
+      for (const Node r : covered)
+        if (r.is_string() && std::find(u.gpu_resources.begin(), u.gpu_resources.end(), r.str()) != u.gpu_resources.end())
           covers = true;
       if (!covers) continue;
-      if (const json* fl = member(g, "flavors"); fl && fl->is_array())
-        for (const auto& f : *fl)
+      if (const Node fl = member(g, "flavors"); fl.is_array())
+        for (const Node f : fl)
           if (auto n = string_at(f, "name")) flavors.emplace_back(*n);
     }
     const std::string via = "LocalQueue " + queue + " → ClusterQueue " + std::string(*cq_name);
@@ -287,10 +284,10 @@ spec:
     for (const auto& name : flavors) {
       const Object* rf = inv.find("kueue.x-k8s.io", "ResourceFlavor", "", name);
       if (!rf) return false;  // not in the inventory: cannot tell
-      const json* nl = path(rf->body, {"spec", "nodeLabels"});
+      const Node nl = path(rf->root(), {"spec", "nodeLabels"});
       bool pinned = false;
-      if (nl && nl->is_object())
-        for (const auto& [k, v] : nl->items())
+      if (nl.is_object())
+        for (const auto [k, v] : nl.items())
           if ((k == kProductLabel || std::find(pins.begin(), pins.end(), k) != pins.end()) && v.is_string()) pinned = true;
       if (!pinned) unpinned.push_back(name);
     }

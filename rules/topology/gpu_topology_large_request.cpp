@@ -95,22 +95,22 @@ spec:
       Quantity total;
       for (const auto& [name, q] : gpus) total = total + q;
       if (total < Quantity::from_int(min)) continue;
-      const json& spec = *t.spec;
+      const Node spec = t.spec;
       if (auto s = string_at(spec, "schedulerName"); s && std::find(schedulers.begin(), schedulers.end(), *s) != schedulers.end())
         continue;
       bool hint = false;
-      if (const json* ann = member(t.metadata(), "annotations"))
+      if (const Node ann = member(t.metadata(), "annotations"))
         for (std::string_view k : {kKueueRequiredTopology, kKueuePreferredTopology, kKueueSliceRequiredTopology, kKueueUnconstrainedTopology})
-          if (member(*ann, k)) hint = true;
-      if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
-        for (const auto& [k, v] : ns->items())
+          if (member(ann, k)) hint = true;
+      if (const Node ns = member(spec, "nodeSelector"); ns.is_object())
+        for (const auto [k, v] : ns.items())
           if (is_label(k)) hint = true;
-      if (const json* terms = required_node_terms(spec)) {
+      if (const Node terms = required_node_terms(spec)) {
         bool every = true;
-        for (const auto& term : *terms) {
+        for (const Node term : terms) {
           bool has = false;
-          for (const json* e : match_expressions(term))
-            if (auto k = string_at(*e, "key"); k && is_label(*k)) has = true;
+          for (const Node e : match_expressions(term))
+            if (auto k = string_at(e, "key"); k && is_label(*k)) has = true;
           if (!has) every = false;
         }
         if (every) hint = true;

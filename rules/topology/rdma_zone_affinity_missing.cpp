@@ -193,45 +193,44 @@ spec:
       std::set<std::string> signals;
       const bool gpu = requests_gpu(t, ctx.settings().gpu_resources);
       for (const auto& c : containers(t)) {
-        const json* res = member(*c.body, "resources");
+        const Node res = member(c.body, "resources");
         if (!res) continue;
         for (const char* key : {"limits", "requests"}) {
-          const json* list = member(*res, key);
-          if (!list || !list->is_object()) continue;
-          for (const auto& [name, v] : list->items()) {
+          const Node list = member(res, key);
+          if (!list.is_object()) continue;
+          for (const auto [name, v] : list.items()) {
             if (!glob_any(rdma_resources, name) && !(gpu && glob_any(sriov_resources, name))) continue;
-            auto q = Quantity::from_json(v);
+            auto q = Quantity::from_node(v);
             if (q && q->is_zero()) continue;
-            signals.insert(name);
+            signals.emplace(name);
           }
         }
       }
-      if (const json* ann = member(t.metadata(), "annotations"))
-        if (auto nets = string_at(*ann, kMultusAnnotation))
+      if (auto nets = string_at(member(t.metadata(), "annotations"), kMultusAnnotation))
           for (const auto& n : multus_networks(*nets))
             if (rdma_networks && re2::RE2::PartialMatch(n, *rdma_networks)) signals.insert("Multus network " + n);
       if (signals.empty()) continue;
 
-      const json& spec = *t.spec;
+      const Node spec = t.spec;
       const auto gang = gang_membership(obj, t);
       std::vector<std::string> weak;  // constraints that do not hold the pods in one zone, for the message
 
       // nodeSelector / required node affinity allowing one zone.
       bool ok = false;
-      if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
-        for (const auto& [k, v] : ns->items())
+      if (const Node ns = member(spec, "nodeSelector"); ns.is_object())
+        for (const auto [k, v] : ns.items())
           if (is_zone(k) && v.is_string()) ok = true;
       if (!ok)
-        if (const json* terms = required_node_terms(spec)) {
+        if (const Node terms = required_node_terms(spec)) {
           std::set<std::string> values;
           bool every_term = true;
           std::string key_seen;
-          for (const auto& term : *terms) {
+          for (const Node term : terms) {
             bool has = false;
-            for (const json* e : match_expressions(term)) {
-              auto key = string_at(*e, "key");
-              if (!key || !is_zone(*key) || string_at(*e, "operator") != std::optional<std::string_view>("In")) continue;
-              auto vs = expr_values(*e);
+            for (const Node e : match_expressions(term)) {
+              auto key = string_at(e, "key");
+              if (!key || !is_zone(*key) || string_at(e, "operator") != std::optional<std::string_view>("In")) continue;
+              auto vs = expr_values(e);
               if (vs.empty()) continue;
               has = true;
               key_seen = std::string(*key);
@@ -249,60 +248,57 @@ spec:
         }
       // Required pod affinity on a zone-or-narrower key over its gang.
       if (!ok)
-        if (const json* pa = affinity_of(spec, "podAffinity"))
-          if (const json* req = member(*pa, kRequired); req && req->is_array())
-            for (const auto& term : *req) {
-              auto key = string_at(term, "topologyKey");
-              if (!key || !is_zone(*key)) continue;
-              if (!gang || gang->label_key.empty() || selects(term, gang->label_key, gang->label_value)) ok = true;
-              else weak.push_back("its required pod affinity on " + std::string(*key) + " does not select its own gang (" +
-                                  gang->label_key + "=" + gang->label_value + ")");
-            }
+        if (const Node req = member(affinity_of(spec, "podAffinity"), kRequired); req.is_array())
+          for (const Node term : req) {
+            auto key = string_at(term, "topologyKey");
+            if (!key || !is_zone(*key)) continue;
+            if (!gang || gang->label_key.empty() || selects(term, gang->label_key, gang->label_value)) ok = true;
+            else weak.push_back("its required pod affinity on " + std::string(*key) + " does not select its own gang (" +
+                                gang->label_key + "=" + gang->label_value + ")");
+          }
       // Kueue TAS and JobSet exclusive placement.
-      const json* ann = member(t.metadata(), "annotations");
+      const Node ann = member(t.metadata(), "annotations");
       if (!ok && ann)
         for (std::string_view k : {kKueueRequiredTopology, kKueueSliceRequiredTopology})
-          if (auto v = string_at(*ann, k); v && !v->empty()) {
+          if (auto v = string_at(ann, k); v && !v->empty()) {
             if (wider_than_zone(*v)) weak.push_back("Kueue's " + std::string(k) + ": " + std::string(*v) + " is wider than a zone");
             else ok = true;  // a Topology level: zone or narrower (block, rack, host) in every Kueue example
           }
       if (!ok) {
         // On the template (pods of a JobSet carry it), on the JobSet, or on its child Job template
         // (/spec/replicatedJobs/<i>/template/metadata).
-        std::vector<const json*> mds = {&t.metadata()};
+        std::vector<Node> mds = {t.metadata()};
         if (obj.is("jobset.x-k8s.io", "JobSet")) {
-          mds.push_back(&obj.metadata());
+          mds.push_back(obj.metadata());
           const std::string suffix = "/spec/template";
           if (t.pointer.ends_with(suffix)) {
-            json::json_pointer jp(t.pointer.substr(0, t.pointer.size() - suffix.size()) + "/metadata");
-            if (obj.body.contains(jp)) mds.push_back(&obj.body.at(jp));
+            const Node root = obj.root();
+            PositionIndex::NodeId md = 0;
+            if (root.doc()->find(t.pointer.substr(0, t.pointer.size() - suffix.size()) + "/metadata", root.id(), md))
+              mds.push_back(Node(root.doc(), md));
           }
         }
-        for (const json* md : mds)
-          if (const json* a = member(*md, "annotations"))
-            if (auto v = string_at(*a, kJobSetExclusiveTopology)) {
-              if (is_zone(*v)) ok = true;
-              else weak.push_back(std::string(kJobSetExclusiveTopology) + ": " + std::string(*v) + " is not a zone-or-narrower label (zoneLabels)");
-            }
+        for (const Node md : mds)
+          if (auto v = string_at(member(md, "annotations"), kJobSetExclusiveTopology)) {
+            if (is_zone(*v)) ok = true;
+            else weak.push_back(std::string(kJobSetExclusiveTopology) + ": " + std::string(*v) + " is not a zone-or-narrower label (zoneLabels)");
+          }
       }
       if (ok) continue;
 
       // Preferred-only constraints.
-      if (const json* na = affinity_of(spec, "nodeAffinity"))
-        if (const json* pref = member(*na, kPreferred); pref && pref->is_array())
-          for (const auto& p : *pref)
-            if (const json* pt = member(p, "preference"))
-              for (const json* e : match_expressions(*pt))
-                if (auto key = string_at(*e, "key"); key && is_zone(*key))
-                  weak.push_back("its node affinity on " + std::string(*key) + " is only preferred");
-      if (const json* pa = affinity_of(spec, "podAffinity"))
-        if (const json* pref = member(*pa, kPreferred); pref && pref->is_array())
-          for (const auto& p : *pref)
-            if (const json* pat = member(p, "podAffinityTerm"))
-              if (auto key = string_at(*pat, "topologyKey"); key && is_zone(*key))
-                weak.push_back("its pod affinity on " + std::string(*key) + " is only preferred");
+      if (const Node pref = member(affinity_of(spec, "nodeAffinity"), kPreferred); pref.is_array())
+        for (const Node p : pref)
+          if (const Node pt = member(p, "preference"))
+            for (const Node e : match_expressions(pt))
+              if (auto key = string_at(e, "key"); key && is_zone(*key))
+                weak.push_back("its node affinity on " + std::string(*key) + " is only preferred");
+      if (const Node pref = member(affinity_of(spec, "podAffinity"), kPreferred); pref.is_array())
+        for (const Node p : pref)
+          if (auto key = string_at(member(p, "podAffinityTerm"), "topologyKey"); key && is_zone(*key))
+            weak.push_back("its pod affinity on " + std::string(*key) + " is only preferred");
       if (ann)
-        if (auto v = string_at(*ann, kKueuePreferredTopology); v && !v->empty())
+        if (auto v = string_at(ann, kKueuePreferredTopology); v && !v->empty())
           weak.push_back("Kueue's " + std::string(kKueuePreferredTopology) + " is only preferred");
 
       std::string what;
@@ -335,13 +331,12 @@ spec:
 
   // Whether a pod-affinity term's label selector selects pods labelled key=value (and asks for no
   // more than labels the gang shares: only that requirement is checked).
-  static bool selects(const json& term, const std::string& key, const std::string& value) {
-    const json* sel = member(term, "labelSelector");
+  static bool selects(Node term, const std::string& key, const std::string& value) {
+    const Node sel = member(term, "labelSelector");
     if (!sel) return false;
-    if (const json* ml = member(*sel, "matchLabels"))
-      if (auto v = string_at(*ml, key); v && *v == value) return true;
-    if (const json* me = member(*sel, "matchExpressions"); me && me->is_array())
-      for (const auto& e : *me)
+    if (auto v = string_at(member(sel, "matchLabels"), key); v && *v == value) return true;
+    if (const Node me = member(sel, "matchExpressions"); me.is_array())
+      for (const Node e : me)
         if (string_at(e, "key") == std::optional<std::string_view>(key) &&
             string_at(e, "operator") == std::optional<std::string_view>("In")) {
           auto vs = expr_values(e);

@@ -92,7 +92,7 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     for (const auto& t : pod_templates(obj)) {
-      const json& spec = *t.spec;
+      const Node spec = t.spec;
       const std::string sp = t.spec_pointer();
       // Most labels are not deprecated: the pointer is made only for one that is.
       auto flag = [&](std::string_view label, auto&& ptr, std::string_view where) {
@@ -104,48 +104,65 @@ spec:
                                    ? "has no domain here, so the constraint does not group or spread as intended"
                                    : "does not match"));
       };
-      if (const json* ns = member(spec, "nodeSelector"); ns && ns->is_object())
-        for (const auto& item : ns->items()) {
-          const std::string& k = item.key();
+      if (const Node ns = member(spec, "nodeSelector"); ns.is_object())
+        for (const auto [k, v] : ns.items())
           flag(k, [&] { return pointer_join(sp + "/nodeSelector", k); }, "nodeSelector");
-        }
-      if (const json* na = affinity_of(spec, "nodeAffinity")) {
+      if (const Node na = affinity_of(spec, "nodeAffinity")) {
         const std::string base = sp + "/affinity/nodeAffinity";
-        if (const json* req = member(*na, kRequired))
-          if (const json* terms = member(*req, "nodeSelectorTerms"); terms && terms->is_array())
-            for (size_t i = 0; i < terms->size(); ++i)
-              expressions((*terms)[i], [&] { return base + "/" + std::string(kRequired) + "/nodeSelectorTerms/" + std::to_string(i); },
-                          "required node affinity", flag);
-        if (const json* pref = member(*na, kPreferred); pref && pref->is_array())
-          for (size_t i = 0; i < pref->size(); ++i)
-            if (const json* p = member((*pref)[i], "preference"))
-              expressions(*p, [&] { return base + "/" + std::string(kPreferred) + "/" + std::to_string(i) + "/preference"; },
+        if (const Node terms = path(na, {kRequired, "nodeSelectorTerms"}); terms.is_array()) {
+          size_t i = 0;
+          for (const Node term : terms) {
+            expressions(term, [&] { return base + "/" + std::string(kRequired) + "/nodeSelectorTerms/" + std::to_string(i); },
+                        "required node affinity", flag);
+            ++i;
+          }
+        }
+        if (const Node pref = member(na, kPreferred); pref.is_array()) {
+          size_t i = 0;
+          for (const Node item : pref) {
+            if (const Node p = member(item, "preference"))
+              expressions(p, [&] { return base + "/" + std::string(kPreferred) + "/" + std::to_string(i) + "/preference"; },
                           "preferred node affinity", flag);
+            ++i;
+          }
+        }
       }
       for (std::string_view which : {"podAffinity", "podAntiAffinity"}) {
-        const json* pa = affinity_of(spec, which);
+        const Node pa = affinity_of(spec, which);
         if (!pa) continue;
         auto base = [&] { return sp + "/affinity/" + std::string(which); };
         const std::string where = std::string(which) + " topologyKey";
-        if (const json* req = member(*pa, kRequired); req && req->is_array())
-          for (size_t i = 0; i < req->size(); ++i)
-            if (auto k = string_at((*req)[i], "topologyKey"))
+        if (const Node req = member(pa, kRequired); req.is_array()) {
+          size_t i = 0;
+          for (const Node term : req) {
+            if (auto k = string_at(term, "topologyKey"))
               flag(*k, [&] { return base() + "/" + std::string(kRequired) + "/" + std::to_string(i) + "/topologyKey"; }, where);
-        if (const json* pref = member(*pa, kPreferred); pref && pref->is_array())
-          for (size_t i = 0; i < pref->size(); ++i)
-            if (const json* term = member((*pref)[i], "podAffinityTerm"))
-              if (auto k = string_at(*term, "topologyKey"))
+            ++i;
+          }
+        }
+        if (const Node pref = member(pa, kPreferred); pref.is_array()) {
+          size_t i = 0;
+          for (const Node item : pref) {
+            if (const Node term = member(item, "podAffinityTerm"))
+              if (auto k = string_at(term, "topologyKey"))
                 flag(*k, [&] { return base() + "/" + std::string(kPreferred) + "/" + std::to_string(i) + "/podAffinityTerm/topologyKey"; },
                      where);
+            ++i;
+          }
+        }
       }
-      if (const json* tsc = member(spec, "topologySpreadConstraints"); tsc && tsc->is_array())
-        for (size_t i = 0; i < tsc->size(); ++i)
-          if (auto k = string_at((*tsc)[i], "topologyKey"))
+      if (const Node tsc = member(spec, "topologySpreadConstraints"); tsc.is_array()) {
+        size_t i = 0;
+        for (const Node c : tsc) {
+          if (auto k = string_at(c, "topologyKey"))
             flag(*k, [&] { return sp + "/topologySpreadConstraints/" + std::to_string(i) + "/topologyKey"; },
                  "topologySpreadConstraints topologyKey");
-      if (const json* ann = member(t.metadata(), "annotations"))
+          ++i;
+        }
+      }
+      if (const Node ann = member(t.metadata(), "annotations"))
         for (std::string_view key : {kKueueRequiredTopology, kKueuePreferredTopology, kKueueSliceRequiredTopology})
-          if (auto v = string_at(*ann, key))
+          if (auto v = string_at(ann, key))
             flag(*v, [&] { return pointer_join(t.pointer + "/metadata/annotations", key); }, "the annotation " + std::string(key));
     }
   }
@@ -153,12 +170,15 @@ spec:
  private:
   // The keys of a node selector term's expressions; `ptr` makes the term's pointer.
   template <typename Ptr, typename Flag>
-  static void expressions(const json& term, const Ptr& ptr, std::string_view where, Flag& flag) {
-    const json* exprs = member(term, "matchExpressions");
-    if (!exprs || !exprs->is_array()) return;
-    for (size_t j = 0; j < exprs->size(); ++j)
-      if (auto k = string_at((*exprs)[j], "key"))
+  static void expressions(Node term, const Ptr& ptr, std::string_view where, Flag& flag) {
+    const Node exprs = member(term, "matchExpressions");
+    if (!exprs.is_array()) return;
+    size_t j = 0;
+    for (const Node e : exprs) {
+      if (auto k = string_at(e, "key"))
         flag(*k, [&] { return ptr() + "/matchExpressions/" + std::to_string(j) + "/key"; }, where);
+      ++j;
+    }
   }
 
   RuleInfo info_;

@@ -68,6 +68,7 @@ void same(Node n, const json& j) {
     CHECK(i == j.size());
     CHECK_FALSE(n.at(j.size()));
   }
+  if (!j.is_object()) CHECK(n.items().begin() == n.items().end());  // entries are a mapping's only
 }
 
 const char* const kManifest = R"(apiVersion: apps/v1

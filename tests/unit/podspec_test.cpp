@@ -162,7 +162,7 @@ TEST_CASE("zero GPUs is not a GPU workload") {
 
 TEST_SUITE("unit") {
 
-TEST_CASE("pod templates are made once per object and never outlive its body") {
+TEST_CASE("pod templates are made once per object and read its document") {
   auto objs = gpuguard::test::load_objects(
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: setup}]\n"
       "  containers: [{name: a}, {name: b}]\n  ephemeralContainers: [{name: debug}]\n");
@@ -171,7 +171,7 @@ TEST_CASE("pod templates are made once per object and never outlive its body") {
   const auto& first = pod_templates(obj);
   REQUIRE(first.size() == 1);
   CHECK(&pod_templates(obj) == &first);  // the same view for every rule that asks
-  CHECK(first[0].tmpl == &obj.body);
+  CHECK(first[0].tmpl == obj.root());
   CHECK(containers(first[0]).size() == 3);
   CHECK(containers(first[0], true).size() == 4);
   CHECK(containers(first[0], true).back().name == "debug");
@@ -185,21 +185,26 @@ TEST_CASE("pod templates are made once per object and never outlive its body") {
   for (auto& t : threads) t.join();
   for (const auto* s : seen) CHECK(s == seen[0]);
 
-  // A copy or a moved object makes its own, pointing into its own body.
+  // A copy or a moved object makes its own, reading the document it shares.
   Object copy = obj;
   const auto& of_copy = pod_templates(copy);
   CHECK(&of_copy != &first);
-  CHECK(of_copy[0].tmpl == &copy.body);
+  CHECK(of_copy[0].tmpl == copy.root());
+  CHECK(copy.root() == obj.root());
   Object moved = std::move(copy);
   const auto& of_moved = pod_templates(moved);
-  CHECK(of_moved[0].tmpl == &moved.body);
-  CHECK(containers(of_moved[0])[1].body == &moved.body["spec"]["containers"][0]);
+  CHECK(of_moved[0].tmpl == moved.root());
+  CHECK(containers(of_moved[0])[1].body == path(moved.root(), {"spec", "containers"}).at(0));
+  // An object from JSON: its templates read the document made of its body.
+  Object from_json = gpuguard::engine::object_from_json(obj.body);
+  CHECK(pod_templates(from_json)[0].tmpl == from_json.root());
+  CHECK(containers(pod_templates(from_json)[0], true).back().name == "debug");
   // Assigning over an object drops what it had made.
   Object target = gpuguard::test::load_objects("apiVersion: v1\nkind: Pod\nspec: {containers: []}\n")[0];
   CHECK(containers(pod_templates(target)[0]).empty());
   target = obj;
   CHECK(containers(pod_templates(target)[0]).size() == 3);
-  CHECK(pod_templates(target)[0].tmpl == &target.body);
+  CHECK(pod_templates(target)[0].tmpl == target.root());
 }
 
 }  // TEST_SUITE
