@@ -66,7 +66,7 @@ int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
         in, index++, engine::LoadOptions{},
         [&](engine::Object&& obj) {
           engine::MutateResult m;
-          m.object = obj.body;
+          m.object = obj.body();
           if (obj.is_kubernetes_object() && engine::mutation_applies(obj, config.webhook, true)) {
             engine::MutateOptions mo;
             mo.base = state;
@@ -86,7 +86,7 @@ int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
           } else if (opts.diff) {
             if (!changed) return;
             const engine::PositionIndex* pos = obj.positions.get();
-            std::cout << engine::unified_diff(engine::to_yaml(obj.body, pos, obj.pos_root),
+            std::cout << engine::unified_diff(engine::to_yaml(obj.body(), pos, obj.pos_root),
                                               engine::to_yaml(m.object, pos, obj.pos_root), "a/" + label, "b/" + label);
           } else {
             if (!first_doc) std::cout << "---\n";

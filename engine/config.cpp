@@ -253,7 +253,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
   config.source = file;
   if (docs.empty()) return config;
 
-  const json& root = docs[0].body;
+  const json root = docs[0].body();
   Validator val(file, docs[0].positions.get());
   if (!root.is_object()) {
     val.error("", "the config must be a mapping, got " + type_name(root));

@@ -411,6 +411,20 @@ std::vector<std::string> split_ids(std::string_view s) {
   return out;
 }
 
+// A kept object's document was grown node by node: a copy holds it without the vectors' spare
+// capacity (unless other objects share it: the items of one List). Made before the rules read the
+// object, since what they keep of it (views, rule states) points into its document.
+void compact_document(Object& obj) {
+  if (!obj.positions) return;
+  const bool same = obj.doc == obj.positions;
+  if (obj.positions.use_count() != (same ? 2 : 1)) return;
+  obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
+  if (same) {
+    obj.views.reset();
+    obj.doc = obj.positions;
+  }
+}
+
 }  // namespace
 
 void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const {
@@ -498,12 +512,11 @@ void Evaluation::precheck(std::span<Object> objects, size_t from) const {
   for (size_t k = from; k < objects.size(); ++k) {
     Object& obj = objects[k];
     obj.id = kNoObject;  // until `add` gives it one (settle: refs made now are not read before)
+    if (m.keeps(obj)) compact_document(obj);
     auto p = std::make_shared<Precheck>();
     m.precheck(obj, *p, rules, shard.get());
     if (rules && !p->left_to_add && !m.keeps(obj)) {  // done with
-      obj.views.reset();  // they point into the body
-      dispose(obj.body);
-      obj.doc.reset();
+      obj.release_content();
       obj.positions.reset();
     }
     obj.precheck = std::move(p);
@@ -530,17 +543,11 @@ uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
   const bool focus = m.options.focus_on_added;
   const std::shared_ptr<Precheck> ahead = std::move(obj.precheck);
   const bool keep = m.keeps(obj);
-  // A kept object's position index was grown node by node: a copy holds it without the vectors'
-  // spare capacity (unless other items of the same List share it).
-  if (keep && obj.positions && obj.positions.use_count() == (obj.doc == obj.positions ? 2 : 1)) {
-    const bool same = obj.doc == obj.positions;
-    obj.positions = std::make_shared<const PositionIndex>(*obj.positions);
-    if (same) obj.doc = obj.positions;
-  }
   Precheck here;
   obj.id = m.next_id;
   Precheck* pre = ahead && ahead->owner == &m ? ahead.get() : &here;
   if (pre == &here) {
+    if (keep) compact_document(obj);
     m.precheck(obj, here, !focus, nullptr);
   } else {
     // Checked ahead, before the objects in front of it were counted: its id and document (a part

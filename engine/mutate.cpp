@@ -138,7 +138,7 @@ bool apply_fix(json& object, const json& fix) {
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
   MutateResult out;
-  out.object = original.body;
+  out.object = original.body();
   // The fixable rules' plan, for every round: the caller's (a mutation_plan() of this registry and
   // config), or one made here.
   const bool given = options.plan && &options.plan->registry() == &registry && &options.plan->config() == &config &&
@@ -157,7 +157,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     current->generate_name = original.generate_name;
     current->namespace_ = original.namespace_;
     current->pos = original.pos;
-    current->body = std::move(out.object);
+    current->set_body(std::move(out.object));
     if (round == 0) {  // positions still match the text
       current->positions = original.positions;
       current->pos_root = original.pos_root;
@@ -170,10 +170,8 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     Evaluation eval(registry, config, eo);
     eval.add(current);
     Result r = eval.finish();
-    // The evaluation holds the object no longer: its body comes back for the fixes (what the
-    // rules derived from it goes first: it points into the body).
-    current->views.reset();
-    out.object = current.use_count() == 1 ? std::move(current->body) : current->body;
+    // The evaluation holds the object no longer: its body comes back for the fixes.
+    out.object = current.use_count() == 1 ? current->take_body() : current->body();
     bool changed = false;
     std::vector<Diagnostic> failures;
     for (const auto& f : r.findings) {
@@ -192,14 +190,14 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     }
     if (!changed) {
       for (auto& d : failures) out.diagnostics.push_back(std::move(d));
-      out.patch = json_diff(original.body, out.object);
+      out.patch = json_diff(original.body(), out.object);
       return out;
     }
   }
   out.diagnostics.push_back({Severity::error, original.source ? original.source->path : "", original.pos,
                              "fixes for " + original.display_name() + " did not settle after " +
                                  std::to_string(options.max_rounds) + " rounds; no patch is applied"});
-  out.object = original.body;
+  out.object = original.body();
   out.patch = json::array();
   return out;
 }

@@ -100,52 +100,87 @@ Node Object::annotation(std::string_view key) const { return member(member(metad
 
 namespace {
 
+// The document made of an object's JSON (for one from JSON), and the JSON made of an object's
+// document (for one from a document): made once, on first use, kept with the object's views.
 struct JsonDocument {
   std::shared_ptr<const PositionIndex> doc;
+};
+struct DocumentJson {
+  explicit DocumentJson(json v) : value(std::move(v)) {}
+  DocumentJson(const DocumentJson&) = delete;
+  DocumentJson& operator=(const DocumentJson&) = delete;
+  DocumentJson(DocumentJson&&) = default;
+  DocumentJson& operator=(DocumentJson&&) = default;
+  ~DocumentJson() { dispose(value); }
+  json value;
 };
 
 }  // namespace
 
 Node Object::root() const {
   if (doc) return Node(doc.get(), doc_root);
-  const auto& made = views.get<JsonDocument>([&] { return JsonDocument{PositionIndex::from_json(body)}; });
+  if (body_.is_null()) return {};  // no content (released, or never given)
+  const auto& made = views.get<JsonDocument>([&] { return JsonDocument{PositionIndex::from_json(body_)}; });
   return Node(made.doc.get(), 0);
+}
+
+const json& Object::body() const {
+  if (!doc) return body_;
+  return views.get<DocumentJson>([&] { return DocumentJson(doc->json_of(doc_root)); }).value;
+}
+
+void Object::set_body(json body) {
+  views.reset();  // they read the old content
+  doc.reset();
+  doc_root = 0;
+  dispose(body_);
+  body_ = std::move(body);
+}
+
+json Object::take_body() {
+  json out = doc ? body() : std::move(body_);
+  release_content();
+  return out;
+}
+
+void Object::release_content() {
+  views.reset();
+  dispose(body_);
+  body_ = json();
+  doc.reset();
+  doc_root = 0;
 }
 
 namespace {
 
-bool is_list_kind(const json& body) {
-  auto kind = string_at(body, "kind");
-  if (!kind || !kind->ends_with("List")) return false;
-  const json* items = member(body, "items");
-  return items && (items->is_array() || items->is_null());
+// Identity (apiVersion, kind, metadata's name, generateName and namespace) from the content.
+template <typename Content>
+void identify(Object& o, const Content& root) {
+  auto api = string_at(root, "apiVersion");
+  auto kind = string_at(root, "kind");
+  if (!api || !kind || api->empty() || kind->empty()) return;
+  o.api_version = *api;
+  o.gvk = parse_gvk(*api, *kind);
+  const auto md = member(root, "metadata");
+  if (!md) return;
+  if (auto n = string_at(*md, "name")) o.name = *n;
+  if (auto g = string_at(*md, "generateName")) o.generate_name = *g;
+  if (auto ns = string_at(*md, "namespace")) o.namespace_ = *ns;
 }
 
-Object make_object(json body, std::shared_ptr<const PositionIndex> positions,
-                   PositionIndex::NodeId root, Pos pos, const SourceRef& source, uint32_t document,
-                   std::string item_pointer) {
+// An object reading node `root` of `doc`.
+Object object_of(const std::shared_ptr<const PositionIndex>& doc, PositionIndex::NodeId root, Pos pos,
+                 const SourceRef& source, uint32_t document, std::string item_pointer) {
   Object o;
   o.source = source;
   o.document = document;
   o.item_pointer = std::move(item_pointer);
-  auto api = string_at(body, "apiVersion");
-  auto kind = string_at(body, "kind");
-  if (api && kind && !api->empty() && !kind->empty()) {
-    o.api_version = *api;
-    o.gvk = parse_gvk(*api, *kind);
-    const json* md = member(body, "metadata");
-    if (md) {
-      if (auto n = string_at(*md, "name")) o.name = *n;
-      if (auto g = string_at(*md, "generateName")) o.generate_name = *g;
-      if (auto ns = string_at(*md, "namespace")) o.namespace_ = *ns;
-    }
-  }
-  o.body = std::move(body);
-  o.doc = positions;
+  o.doc = doc;
   o.doc_root = root;
-  o.positions = std::move(positions);
+  o.positions = doc;
   o.pos_root = root;
   o.pos = pos;
+  identify(o, o.root());
   return o;
 }
 
@@ -156,8 +191,8 @@ std::array<std::atomic<void (*)(void*)>, DerivedViews::kSlots> g_view_deleters{}
 std::atomic<size_t> g_view_slots{0};
 }  // namespace
 
-// The types of view so far: engine::PodViews, rules/mig's MigPartedDocs, rules/quota's QuotaGpus and
-// LimitRangeGpus. The rule suites (fixtures, corpus) use every one, so a type beyond kSlots stops
+// The types of view so far: engine::PodViews, JsonDocument and DocumentJson above, rules/mig's
+// MigPartedDocs, rules/quota's QuotaGpus and LimitRangeGpus. The rule suites (fixtures, corpus) use every one, so a type beyond kSlots stops
 // them the first time they run.
 size_t DerivedViews::register_slot(Deleter deleter) {
   const size_t slot = g_view_slots.fetch_add(1);
@@ -178,40 +213,32 @@ void DerivedViews::reset() noexcept {
 }
 
 Object object_from_json(json body, SourceRef source) {
-  return make_object(std::move(body), nullptr, 0, Pos{}, source, 0, "");
+  Object o;
+  o.source = std::move(source);
+  identify(o, body);
+  o.set_body(std::move(body));
+  return o;
 }
 
-void objects_from_document(json body, std::shared_ptr<const PositionIndex> positions, Pos start,
-                           const SourceRef& source, uint32_t document, std::vector<Object>& out,
-                           std::vector<Diagnostic>& diags) {
-  if (!body.is_object() || !is_list_kind(body)) {
-    PositionIndex::NodeId root = positions ? positions->root() : 0;
-    out.push_back(make_object(std::move(body), std::move(positions), root, start, source, document, ""));
+void objects_from_document(std::shared_ptr<const PositionIndex> doc, Pos start, const SourceRef& source,
+                           uint32_t document, std::vector<Object>& out, std::vector<Diagnostic>& diags) {
+  const Node root(doc.get(), doc->root());
+  // A List: a `kind` ending in List, with `items` a sequence or null.
+  const Node items = member(root, "items");
+  const auto kind = string_at(root, "kind");
+  if (!kind || !kind->ends_with("List") || !items || !(items.is_array() || items.is_null())) {
+    out.push_back(object_of(doc, doc->root(), start, source, document, ""));
     return;
   }
-  json* items = member(body, "items");
-  if (!items || items->is_null()) return;
-  // The items' nodes, walked along with them (a sequence finds its i-th item by walking to it).
-  PositionIndex::Children nodes;
-  if (PositionIndex::NodeId list = 0; positions && positions->find("/items", positions->root(), list))
-    nodes = positions->children(list);
-  auto next = nodes.begin();
-  for (size_t i = 0; i < items->size(); ++i) {
-    std::string ptr = pointer_join("/items", i);
-    PositionIndex::NodeId node = 0;
-    Pos pos = start;
-    if (i < nodes.size()) {
-      node = (*next).node;
-      pos = positions->pos(node);
-      ++next;
-    }
-    json& item = (*items)[i];
+  size_t i = 0;
+  for (const Node item : items) {
+    const size_t index = i++;
     if (!item.is_object() || !string_at(item, "apiVersion") || !string_at(item, "kind")) {
-      diags.push_back({Severity::error, source ? source->path : std::string(), pos,
-                       "item " + std::to_string(i) + " of the List is not a Kubernetes object (it needs apiVersion and kind)"});
+      diags.push_back({Severity::error, source ? source->path : std::string(), item.pos(),
+                       "item " + std::to_string(index) + " of the List is not a Kubernetes object (it needs apiVersion and kind)"});
       continue;
     }
-    out.push_back(make_object(std::move(item), positions, node, pos, source, document, ptr));
+    out.push_back(object_of(doc, item.id(), item.pos(), source, document, pointer_join("/items", index)));
   }
 }
 

@@ -86,7 +86,7 @@ struct Object {
   Object(Object&&) noexcept = default;
   Object& operator=(const Object&) = default;
   Object& operator=(Object&&) noexcept = default;
-  ~Object() { dispose(body); }  // faster than the tree's own destructor (engine/json.h)
+  ~Object() { dispose(body_); }  // faster than the tree's own destructor (engine/json.h)
 
   uint32_t id = 0;            // position in the run; findings refer to objects by id
   SourceRef source;           // file (nullptr for an AdmissionReview's object)
@@ -100,9 +100,8 @@ struct Object {
   std::string generate_name;  // metadata.generateName
   std::string namespace_;     // metadata.namespace as written ("" when absent)
 
-  json body;
-  // The document the body was made from: the loader's (its values and positions), or null for an
-  // object from JSON and one whose body was replaced (root() then makes one of the body).
+  // The object's document: the loader's (its values and positions), or null for an object from
+  // JSON and one whose body was replaced (root() then makes one of the body).
   std::shared_ptr<const PositionIndex> doc;
   PositionIndex::NodeId doc_root = 0;
   // Where the object's nodes are in its source, for findings (may be older than the body: a
@@ -125,12 +124,24 @@ struct Object {
   [[nodiscard]] Pos position_of(std::string_view pointer) const;
   // "Deployment team-a/train" or "PriorityClass high".
   [[nodiscard]] std::string display_name() const;
-  // The object read as a document (engine/node.h): the same values as `body`.
+  // The object read as a document (engine/node.h): what the rules read.
   [[nodiscard]] Node root() const;
+  // The object as JSON: for an object from JSON that JSON; for one from a document, made of it on
+  // first use (for what needs JSON: mutation, schema validation, a patch's diff). Lint reads none.
+  [[nodiscard]] const json& body() const;
+  // Gives the object new content (a mutation's result): its document goes, root() reads `body`.
+  void set_body(json body);
+  // The body, moved out (copied when the object has only its document); the object is left empty.
+  [[nodiscard]] json take_body();
+  // Frees what the object holds of its content (its views, JSON and document), once nothing reads it.
+  void release_content();
   // Its `metadata` (absent when it has none that is a mapping), and a label's or annotation's value.
   [[nodiscard]] Node metadata() const;
   [[nodiscard]] Node label(std::string_view key) const;
   [[nodiscard]] Node annotation(std::string_view key) const;
+
+ private:
+  json body_;  // null for an object from a document (body() makes it)
 };
 
 // An object from a JSON body (an AdmissionReview's object): identity from apiVersion, kind and
@@ -138,10 +149,9 @@ struct Object {
 [[nodiscard]] Object object_from_json(json body, SourceRef source = nullptr);
 
 // Turns a loaded document into objects: a Kubernetes object, the items of a `List` / `*List`
-// (each item its own object), or the document itself when it is not a Kubernetes object.
-// Diagnostics name items that are not objects.
-void objects_from_document(json body, std::shared_ptr<const PositionIndex> positions, Pos start,
-                           const SourceRef& source, uint32_t document, std::vector<Object>& out,
-                           std::vector<Diagnostic>& diags);
+// (each item its own object, reading its part of the document), or the document itself when it
+// is not a Kubernetes object. Diagnostics name items that are not objects.
+void objects_from_document(std::shared_ptr<const PositionIndex> doc, Pos start, const SourceRef& source,
+                           uint32_t document, std::vector<Object>& out, std::vector<Diagnostic>& diags);
 
 }  // namespace gpuguard::engine

@@ -121,7 +121,7 @@ std::shared_ptr<SchemaStore> SchemaStore::load(const std::filesystem::path& dir,
         in, 0, LoadOptions{},
         [&](Object&& o) {
           if (!o.is("apiextensions.k8s.io", "CustomResourceDefinition")) return;
-          const json* spec = member(o.body, "spec");
+          const json* spec = member(o.body(), "spec");
           if (!spec) return;
           std::string group(string_at(*spec, "group").value_or(""));
           const json* names = member(*spec, "names");
@@ -170,7 +170,7 @@ std::optional<std::vector<SchemaStore::Problem>> SchemaStore::validate(const Obj
     std::lock_guard lock(mu_);
     compiled_[key] = compiled;
   }
-  nlohmann::json body(obj.body);  // valijson's type (see above), normalised
+  nlohmann::json body(obj.body());  // valijson's type (see above), normalised
   normalise(body);
   valijson::Validator validator;
   valijson::ValidationResults results;

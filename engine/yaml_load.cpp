@@ -319,7 +319,6 @@ class DocumentBuilder {
     last_nodes_ = std::min<size_t>(doc_->nodes_.size(), kReserveAtMost);
     last_text_ = std::min<size_t>(doc_->text_.size(), kReserveAtMost);
     doc_->root_ = root_;
-    doc.body = doc_->json_of(root_);
     doc.start = node(root_).pos;
     doc.positions = std::move(doc_);
     return true;

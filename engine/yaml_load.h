@@ -32,10 +32,13 @@ struct YamlLimits {
 };
 
 struct YamlDocument {
-  json body;
+  // The document: its values and their positions (engine/node.h reads it).
   std::shared_ptr<PositionIndex> positions;
   Pos start;                                 // position of the root node
   uint32_t index = 0;                        // 0-based index of the document in the stream
+
+  // The document as JSON, made on each call.
+  [[nodiscard]] json body() const { return positions->json_of(positions->root()); }
 };
 
 // Loads every document of `text`. Each document that loads is passed to `on_document`; each

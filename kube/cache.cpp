@@ -31,12 +31,9 @@ bool configmap_read_by_rules(const engine::Object& cm) {
   std::set<std::string, std::less<>> names;
   if (rules::labels::mig_config_names(cm, names)) return true;
   if (!rules::sharing::device_plugin_configs(cm).empty()) return true;
-  if (const json* data = engine::member(cm.body, "data")) {
-    std::set<std::string, std::less<>> metrics;
-    rules::operator_::dcgm_csv_metrics(*data, metrics);
-    if (!metrics.empty()) return true;
-  }
-  return false;
+  std::set<std::string, std::less<>> metrics;
+  rules::operator_::dcgm_csv_metrics(engine::member(cm.root(), "data"), metrics);
+  return !metrics.empty();
 }
 
 std::string key_of(const json& obj) {
@@ -88,7 +85,7 @@ std::optional<json> project(json o, const std::set<std::string, std::less<>>& no
     o.erase("binaryData");
     engine::Object tmp = engine::object_from_json(std::move(o));
     if (!configmap_read_by_rules(tmp)) return std::nullopt;
-    return std::move(tmp.body);
+    return tmp.take_body();
   }
   return o;
 }
@@ -247,7 +244,7 @@ struct ClusterCache::Impl {
     bool changed = false;
     for (auto& [key, obj] : fresh) {
       auto old = r.objects.find(key);
-      if (old != r.objects.end() && old->second.obj->body == obj->body) {
+      if (old != r.objects.end() && old->second.obj->body() == obj->body()) {
         next.emplace(key, std::move(old->second));
         r.objects.erase(old);
         continue;
@@ -296,7 +293,7 @@ struct ClusterCache::Impl {
       free_ids.push_back(old->second.obj->id);
       r.objects.erase(old);
     } else if (old != r.objects.end()) {
-      if (old->second.obj->body == obj->body) return;  // nothing a rule reads changed
+      if (old->second.obj->body() == obj->body()) return;  // nothing a rule reads changed
       obj->id = old->second.obj->id;
       old->second.ns = engine::effective_namespace(*obj, config);
       old->second.obj = std::move(obj);

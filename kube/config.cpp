@@ -88,7 +88,7 @@ Expected<bool, std::string> load_kubeconfig(const fs::path& file, bool required,
   std::optional<json> doc;
   engine::load_yaml_stream(*text, file.string(), engine::YamlLimits{},
                            [&](engine::YamlDocument&& d) {
-                             if (!doc) doc = std::move(d.body);
+                             if (!doc) doc = d.body();
                            },
                            diags);
   if (!diags.empty())

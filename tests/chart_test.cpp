@@ -101,7 +101,7 @@ TEST_CASE("every rendered object is valid for its Kubernetes schema, and gpuguar
       CHECK_MESSAGE((k == "Certificate" || k == "Issuer" || k == "ServiceMonitor" || k == "PrometheusRule"), "no schema for " << k);
     // gpuguard's own rules over its chart.
     std::string yaml;
-    for (const auto& o : r.objects) yaml += "---\n" + o.body.dump() + "\n";
+    for (const auto& o : r.objects) yaml += "---\n" + o.body().dump() + "\n";
     auto lint = test::lint(yaml);
     for (const auto& f : lint.findings) CHECK_MESSAGE(f.severity != engine::Severity::error, f.rule << ": " << f.message);
   }
@@ -116,7 +116,7 @@ TEST_CASE("the Deployment: replicas, disruption budget, spread, priority, limits
   REQUIRE(r.exit_code == 0);
   const auto* d = r.find("Deployment");
   REQUIRE(d);
-  const json& spec = d->body["spec"];
+  const json& spec = d->body()["spec"];
   CHECK(spec["replicas"] == json(2));
   const json& pod = spec["template"]["spec"];
   CHECK(pod["securityContext"]["runAsNonRoot"] == json(true));
@@ -132,21 +132,21 @@ TEST_CASE("the Deployment: replicas, disruption budget, spread, priority, limits
   // The cluster state by list + watch, with the service account's token (RBAC: templates/rbac.yaml).
   CHECK(std::find(c["args"].begin(), c["args"].end(), json("--watch")) != c["args"].end());
   const auto without = render({"watchCluster=false"});
-  const json& nowatch = without.find("Deployment")->body["spec"]["template"]["spec"]["containers"][0]["args"];
+  const json& nowatch = without.find("Deployment")->body()["spec"]["template"]["spec"]["containers"][0]["args"];
   CHECK(std::find(nowatch.begin(), nowatch.end(), json("--watch")) == nowatch.end());
   CHECK(r.find("PodDisruptionBudget"));
   auto strict = render({"priorityClassName=system-cluster-critical", "podAntiAffinity=required"});
-  const json& spod = strict.find("Deployment")->body["spec"]["template"]["spec"];
+  const json& spod = strict.find("Deployment")->body()["spec"]["template"]["spec"];
   CHECK(spod["priorityClassName"] == json("system-cluster-critical"));
   CHECK(spod["affinity"]["podAntiAffinity"].contains("requiredDuringSchedulingIgnoredDuringExecution"));
   CHECK_FALSE(render({"replicaCount=1"}).find("PodDisruptionBudget"));
   // The config the chart mounts is a valid gpuguard config.
   const auto* cm = r.find("ConfigMap");
   REQUIRE(cm);
-  auto config = engine::load_config(cm->body["data"][".gpuguard.yaml"].get<std::string>(), "configmap", test::registry());
+  auto config = engine::load_config(cm->body()["data"][".gpuguard.yaml"].get<std::string>(), "configmap", test::registry());
   CHECK(config.has_value());
   auto templ = render({"webhook.mutating.templates=true"});
-  auto tconfig = engine::load_config(templ.find("ConfigMap")->body["data"][".gpuguard.yaml"].get<std::string>(), "cm", test::registry());
+  auto tconfig = engine::load_config(templ.find("ConfigMap")->body()["data"][".gpuguard.yaml"].get<std::string>(), "cm", test::registry());
   REQUIRE(tconfig.has_value());
   CHECK(tconfig->webhook.mutate_templates);
 }
@@ -164,7 +164,7 @@ TEST_CASE("the webhook configurations: safe by construction") {
       const auto* w = r.find(kind);
       if (!w) continue;
       CAPTURE(kind);
-      const json& hook = w->body["webhooks"][0];
+      const json& hook = w->body()["webhooks"][0];
       CHECK(hook["sideEffects"] == json("None"));
       CHECK(hook["admissionReviewVersions"] == json({"v1"}));
       CHECK(hook["timeoutSeconds"] == json(5));
@@ -195,16 +195,16 @@ TEST_CASE("the registered kinds and the RBAC are the rules' own (gpuguard rbac, 
   const engine::Config config = engine::default_config(test::registry());
   auto r = render({});
   REQUIRE(r.exit_code == 0);
-  CHECK(r.find("ClusterRole")->body["rules"] == rules::rbac_rules(test::registry(), config));
-  CHECK(r.find("ValidatingWebhookConfiguration")->body["webhooks"][0]["rules"] == rules::validating_webhook_rules(test::registry(), config));
-  CHECK(r.find("MutatingWebhookConfiguration")->body["webhooks"][0]["rules"] == rules::mutating_webhook_rules(test::registry(), config, false));
+  CHECK(r.find("ClusterRole")->body()["rules"] == rules::rbac_rules(test::registry(), config));
+  CHECK(r.find("ValidatingWebhookConfiguration")->body()["webhooks"][0]["rules"] == rules::validating_webhook_rules(test::registry(), config));
+  CHECK(r.find("MutatingWebhookConfiguration")->body()["webhooks"][0]["rules"] == rules::mutating_webhook_rules(test::registry(), config, false));
   auto t = render({"webhook.mutating.templates=true"});
-  CHECK(t.find("MutatingWebhookConfiguration")->body["webhooks"][0]["rules"] == rules::mutating_webhook_rules(test::registry(), config, true));
+  CHECK(t.find("MutatingWebhookConfiguration")->body()["webhooks"][0]["rules"] == rules::mutating_webhook_rules(test::registry(), config, true));
   // And `gpuguard rbac` prints the same rules.
   auto rbac = test::run({"rbac"});
   auto role = test::load_objects(rbac.out, "rbac.yaml");
   REQUIRE(role.size() == 1);
-  CHECK(role[0].body["rules"] == r.find("ClusterRole")->body["rules"]);
+  CHECK(role[0].body()["rules"] == r.find("ClusterRole")->body()["rules"]);
 }
 
 TEST_CASE("certificates: helm-generated (SANs for the service), cert-manager (injected), an existing secret") {
@@ -215,9 +215,9 @@ TEST_CASE("certificates: helm-generated (SANs for the service), cert-manager (in
   auto helm_mode = render({});
   const auto* secret = helm_mode.find("Secret");
   REQUIRE(secret);
-  const std::string ca = secret->body["data"]["ca.crt"];
-  CHECK(helm_mode.find("ValidatingWebhookConfiguration")->body["webhooks"][0]["clientConfig"]["caBundle"] == json(ca));
-  CHECK(helm_mode.find("MutatingWebhookConfiguration")->body["webhooks"][0]["clientConfig"]["caBundle"] == json(ca));
+  const std::string ca = secret->body()["data"]["ca.crt"];
+  CHECK(helm_mode.find("ValidatingWebhookConfiguration")->body()["webhooks"][0]["clientConfig"]["caBundle"] == json(ca));
+  CHECK(helm_mode.find("MutatingWebhookConfiguration")->body()["webhooks"][0]["clientConfig"]["caBundle"] == json(ca));
   test::TempDir dir;
   auto decode = [&](const std::string& b64, const std::string& name) {
     test::write_file(dir.path() / (name + ".b64"), b64);
@@ -227,7 +227,7 @@ TEST_CASE("certificates: helm-generated (SANs for the service), cert-manager (in
     return (dir.path() / name).string();
   };
   const std::string ca_file = decode(ca, "ca.crt");
-  const std::string crt_file = decode(secret->body["data"]["tls.crt"], "tls.crt");
+  const std::string crt_file = decode(secret->body()["data"]["tls.crt"], "tls.crt");
   CHECK(test::run_command({"openssl", "verify", "-CAfile", ca_file, crt_file}).exit_code == 0);
   auto text = test::run_command({"openssl", "x509", "-in", crt_file, "-noout", "-ext", "subjectAltName"});
   CHECK(text.out.find("DNS:rel-gpuguard.gpuguard-system.svc") != std::string::npos);
@@ -235,13 +235,13 @@ TEST_CASE("certificates: helm-generated (SANs for the service), cert-manager (in
   auto cm = render({"certificates.mode=cert-manager"});
   CHECK(cm.find("Certificate"));
   CHECK_FALSE(cm.find("Secret"));
-  const json& annotations = cm.find("ValidatingWebhookConfiguration")->body["metadata"]["annotations"];
+  const json& annotations = cm.find("ValidatingWebhookConfiguration")->body()["metadata"]["annotations"];
   CHECK(annotations["cert-manager.io/inject-ca-from"] == json("gpuguard-system/rel-gpuguard"));
-  CHECK_FALSE(cm.find("ValidatingWebhookConfiguration")->body["webhooks"][0]["clientConfig"].contains("caBundle"));
+  CHECK_FALSE(cm.find("ValidatingWebhookConfiguration")->body()["webhooks"][0]["clientConfig"].contains("caBundle"));
 
   auto existing = render({"certificates.mode=secret", "certificates.secretName=my-tls", "certificates.caBundle=Zm9v"});
-  CHECK(existing.find("MutatingWebhookConfiguration")->body["webhooks"][0]["clientConfig"]["caBundle"] == json("Zm9v"));
-  CHECK(existing.find("Deployment")->body["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"] == json("my-tls"));
+  CHECK(existing.find("MutatingWebhookConfiguration")->body()["webhooks"][0]["clientConfig"]["caBundle"] == json("Zm9v"));
+  CHECK(existing.find("Deployment")->body()["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"] == json("my-tls"));
   CHECK(render({"certificates.mode=secret"}).exit_code != 0);   // no caBundle: refused
   CHECK(render({"certificates.mode=magic"}).exit_code != 0);
 }

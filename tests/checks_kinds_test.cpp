@@ -33,7 +33,7 @@ test::LintOptions options_of(const std::string& text, const std::string& file) {
     if (rest.rfind("schemas", 0) == 0) o.schemas = true;
     if (rest.rfind("config ", 0) == 0) {
       auto objs = test::load_objects(rest.substr(7), "directive");
-      if (objs.size() == 1) merged.merge_patch(objs[0].body);
+      if (objs.size() == 1) merged.merge_patch(objs[0].body());
     }
   }
   if (!merged.empty()) o.config_yaml = merged.dump();

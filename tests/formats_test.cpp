@@ -173,7 +173,7 @@ TEST_CASE("PolicyReports: valid for the wgpolicyk8s.io CRDs, one per namespace a
   auto crd_schema = [&](const char* file) {
     auto objs = test::load_objects(test::read_file(*shared / "k8s-schemas" / "crds" / file), file);
     REQUIRE(objs.size() == 1);
-    for (const auto& v : objs[0].body["spec"]["versions"])
+    for (const auto& v : objs[0].body()["spec"]["versions"])
       if (v["name"] == json("v1alpha2")) return v["schema"]["openAPIV3Schema"];
     FAIL("no v1alpha2 in " << file);
     return json();
@@ -186,16 +186,16 @@ TEST_CASE("PolicyReports: valid for the wgpolicyk8s.io CRDs, one per namespace a
   REQUIRE(docs.size() == 2);
   std::set<std::string> kinds;
   for (const auto& d : docs) {
-    CAPTURE(d.body.dump(2));
+    CAPTURE(d.body().dump(2));
     kinds.insert(d.gvk.kind);
     CHECK(d.api_version == "wgpolicyk8s.io/v1alpha2");
-    for (const auto& problem : test::validate(d.gvk.kind == "PolicyReport" ? namespaced : cluster, d.body)) FAIL_CHECK(problem);
+    for (const auto& problem : test::validate(d.gvk.kind == "PolicyReport" ? namespaced : cluster, d.body())) FAIL_CHECK(problem);
   }
   CHECK(kinds == std::set<std::string>{"PolicyReport", "ClusterPolicyReport"});
   const auto& ml = docs[0].gvk.kind == "PolicyReport" ? docs[0] : docs[1];
   CHECK(ml.namespace_ == "ml");
-  CHECK(ml.body["summary"]["fail"] == json(1));
-  CHECK(ml.body["summary"]["skip"] == json(1));
+  CHECK(ml.body()["summary"]["fail"] == json(1));
+  CHECK(ml.body()["summary"]["skip"] == json(1));
 }
 
 TEST_CASE("the JSON report is byte for byte nlohmann's dump(2) of itself, whatever the strings hold") {

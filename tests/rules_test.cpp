@@ -93,7 +93,7 @@ std::string config_text(const std::string& lines) {
   while (std::getline(ss, line)) {
     auto objs = test::load_objects(line, "directive");
     REQUIRE(objs.size() == 1);
-    merged.merge_patch(objs[0].body);
+    merged.merge_patch(objs[0].body());
   }
   return merged.dump();
 }
@@ -277,16 +277,16 @@ TEST_CASE("mutated fixtures: the fix gives the expected object, settles, and sil
       REQUIRE(inputs.size() == expected.size());
       for (size_t i = 0; i < inputs.size(); ++i) {
         // An object the fix leaves alone is context (a Namespace the fix reads), as in the webhook tests.
-        if (inputs[i].body == expected[i].body) continue;
+        if (inputs[i].body() == expected[i].body()) continue;
         engine::MutateOptions mo;
         mo.only_rules = {id};
         mo.complete = f.complete;
         mo.base = state_without(inputs, i, config, f.complete);
         auto m = engine::mutate(inputs[i], test::registry(), config, mo);
         CHECK(m.diagnostics.empty());
-        CHECK_MESSAGE(m.object == expected[i].body, "got:\n" << m.object.dump(2) << "\nexpected:\n" << expected[i].body.dump(2));
+        CHECK_MESSAGE(m.object == expected[i].body(), "got:\n" << m.object.dump(2) << "\nexpected:\n" << expected[i].body().dump(2));
         CHECK_MESSAGE(!m.patch.empty(), name << ": the fix changed nothing");
-        CHECK(inputs[i].body.patch(m.patch) == m.object);
+        CHECK(inputs[i].body().patch(m.patch) == m.object);
         // Fixed point: mutating the result again changes nothing.
         engine::Object again = expected[i];
         auto m2 = engine::mutate(again, test::registry(), config, mo);

@@ -19,7 +19,7 @@ json committed(const char* name) { return json::parse(test::read_file(test::sour
 json yaml_to_json(const std::string& text) {
   auto objs = test::load_objects(text);
   REQUIRE(objs.size() == 1);
-  return objs[0].body;
+  return objs[0].body();
 }
 
 std::vector<fs::path> example_configs() {

@@ -25,11 +25,12 @@ const Builtin& builtin() {
     load_yaml_stream(data::kMigGpusYaml, "rules/data/mig-gpus.yaml", YamlLimits{},
                      [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
     for (const auto& d : diags) out.problems.emplace_back("", d.message);
-    if (docs.size() != 1 || !member(docs[0].body, "gpus")) {
+    const json doc = docs.size() == 1 ? docs[0].body() : json();
+    if (!member(doc, "gpus")) {
       out.problems.emplace_back("", "expected one document with a `gpus` list");
       return out;
     }
-    out.gpus = parse_mig_gpus(*member(docs[0].body, "gpus"), out.problems);
+    out.gpus = parse_mig_gpus(*member(doc, "gpus"), out.problems);
     for (auto& g : out.gpus) g.origin = "built-in";
     return out;
   }();

@@ -95,27 +95,15 @@ bool runs_dcgm_exporter(const engine::Object& obj) {
 
 // DCGM fields listed, uncommented, in a metrics CSV (`DCGM_FI_X, gauge, help`): a ConfigMap named
 // by `dcgmExporter.config.name` holds one.
-namespace {
-
-std::string_view text_of(const json& s) { return s.get_ref<const std::string&>(); }
-std::string_view text_of(Node s) { return s.str(); }
-
-template <typename J>
-void csv_metrics(const J& data, std::set<std::string, std::less<>>& out) {
+void dcgm_csv_metrics(Node data, std::set<std::string, std::less<>>& out) {
   static const RE2 re(R"((?m)^[ \t]*(DCGM_FI_[A-Za-z0-9_]+)[ \t]*,)");
-  if (!data.is_object()) return;
-  for (const auto& [k, v] : data.items()) {
+  for (const auto [k, v] : data.items()) {
     if (!v.is_string()) continue;
-    const std::string_view text = text_of(v);
+    const std::string_view text = v.str();
     re2::StringPiece input(text.data(), text.size());
     std::string m;
     while (RE2::FindAndConsume(&input, re, &m)) out.insert(m);
   }
 }
-
-}  // namespace
-
-void dcgm_csv_metrics(const json& data, std::set<std::string, std::less<>>& out) { csv_metrics(data, out); }
-void dcgm_csv_metrics(Node data, std::set<std::string, std::less<>>& out) { csv_metrics(data, out); }
 
 }  // namespace gpuguard::rules::operator_

@@ -39,8 +39,6 @@ struct PromExpr {
 
 // DCGM fields listed, uncommented, in a metrics CSV held in ConfigMap data (`DCGM_FI_X, gauge, help`
 // lines; the ConfigMap named by the ClusterPolicy's `dcgmExporter.config.name`): added to `out`.
-// Read from the ConfigMap's document (`member(cm.root(), "data")`), or from its JSON.
 void dcgm_csv_metrics(engine::Node data, std::set<std::string, std::less<>>& out);
-void dcgm_csv_metrics(const engine::json& data, std::set<std::string, std::less<>>& out);
 
 }  // namespace gpuguard::rules::operator_

@@ -138,7 +138,7 @@ TEST_SUITE("kube") {
     CHECK(inv->list("", "ConfigMap").size() == 1);  // only the mig-parted one
     const engine::Object* n0 = inv->find("", "Node", "", "gpu-0");
     REQUIRE(n0);
-    CHECK(n0->body["metadata"]["labels"].size() == 2);
+    CHECK(n0->body()["metadata"]["labels"].size() == 2);
     std::set<uint32_t> ids;
     for (const auto* kind : {"Node", "ConfigMap"})
       for (const auto* o : inv->list("", kind)) CHECK(ids.insert(o->id).second);

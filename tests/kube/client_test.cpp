@@ -51,7 +51,7 @@ TEST_SUITE("kube") {
     for (const auto& entry : fs::directory_iterator(*shared / "k8s-schemas" / "crds")) {
       auto objs = test::load_objects(test::read_file(entry.path()), entry.path().string());
       for (const auto& crd : objs) {
-        const json* spec = engine::member(crd.body, "spec");
+        const json* spec = engine::member(crd.body(), "spec");
         if (!spec) continue;
         const std::string group = engine::string_at(*spec, "group").value_or("").data();
         const std::string kind = std::string(engine::string_at(*engine::path(*spec, {"names"}), "kind").value_or(""));

@@ -159,7 +159,7 @@ TEST_CASE("an inventory lists in insertion order; a replaced object keeps its pl
   add("b", "2");  // replaced, as a later apply would
   auto names = [&](const std::vector<const Object*>& list) {
     std::string out;
-    for (const Object* o : list) out += o->name + "=" + o->body["data"]["v"].get<std::string>() + " ";
+    for (const Object* o : list) out += o->name + "=" + o->body()["data"]["v"].get<std::string>() + " ";
     return out;
   };
   CHECK(names(inv.list("", "ConfigMap")) == "a=1 b=2 c=1 ");
@@ -168,7 +168,7 @@ TEST_CASE("an inventory lists in insertion order; a replaced object keeps its pl
   inv.remove("", "ConfigMap", "x", "a");
   CHECK(names(inv.list("", "ConfigMap")) == "b=2 c=1 ");
   CHECK(names(inv.list("", "ConfigMap", "x")) == "b=2 c=1 ");
-  CHECK(inv.find("", "ConfigMap", "x", "b")->body["data"]["v"] == json("2"));
+  CHECK(inv.find("", "ConfigMap", "x", "b")->body()["data"]["v"] == json("2"));
   CHECK(inv.size() == 2);
 }
 
@@ -189,7 +189,7 @@ TEST_CASE("a layered inventory sees its base, minus what it replaces or removes"
   layer.add(std::make_shared<Object>(std::move(repl[0])), "");
   auto list = layer.list("scheduling.k8s.io", "PriorityClass");
   REQUIRE(list.size() == 2);
-  CHECK(layer.find("scheduling.k8s.io", "PriorityClass", "", "a")->body["value"] == json(7));
+  CHECK(layer.find("scheduling.k8s.io", "PriorityClass", "", "a")->body()["value"] == json(7));
   layer.remove("scheduling.k8s.io", "PriorityClass", "", "b");
   CHECK(layer.list("scheduling.k8s.io", "PriorityClass").size() == 1);
   CHECK(layer.find("scheduling.k8s.io", "PriorityClass", "", "b") == nullptr);
@@ -326,9 +326,10 @@ TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the b
     for (auto& o : run) {
       CAPTURE(o.gvk.kind);
       if (ahead.inventory().keeps(o.gvk.group, o.gvk.kind)) {
-        CHECK(member(o.body, "spec") != nullptr);  // still read by the cross-object rules
+        CHECK(member(o.root(), "spec"));  // still read by the cross-object rules
       } else {
-        CHECK(o.body.empty());  // done with: every rule that reads a pod checked it ahead
+        CHECK_FALSE(o.root());  // done with: every rule that reads a pod checked it ahead
+        CHECK(o.body().empty());
         CHECK(o.positions == nullptr);
         ++freed;
       }
@@ -514,11 +515,11 @@ TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch")
   CHECK(m.object["spec"]["containers"][0]["resources"]["limits"] == json({{"nvidia.com/gpu", 1}}));
   REQUIRE(m.patch.size() == 1);
   CHECK(m.patch[0]["path"] == json("/spec/containers/0/resources/limits"));
-  CHECK(objs[0].body.patch(m.patch) == m.object);
-  CHECK(json_diff(objs[0].body, m.object) == m.patch);  // the original is as it was
+  CHECK(objs[0].body().patch(m.patch) == m.object);
+  CHECK(json_diff(objs[0].body(), m.object) == m.patch);  // the original is as it was
   // Mutating the result again changes nothing.
   Object again = objs[0];
-  again.body = m.object;
+  again.set_body(m.object);
   again.positions = nullptr;
   CHECK(mutate(again, gpuguard::test::registry(), config).patch.empty());
 }

@@ -191,7 +191,7 @@ TEST_CASE("objects of many keys out of order are read whole, without a quadratic
   std::vector<json> docs;
   std::string yaml;
   for (size_t i = n; i-- > 0;) yaml += key(i) + ": " + std::to_string(i) + "\n";
-  load_yaml_stream(yaml, "big.yaml", YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d.body)); }, diags);
+  load_yaml_stream(yaml, "big.yaml", YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d.body())); }, diags);
   CHECK(diags.empty());
   REQUIRE(docs.size() == 1);
   check(docs[0]);

@@ -63,7 +63,7 @@ TEST_CASE("dispose frees a tree leaves first, and a tree of any depth") {
     dispose(d);
     CHECK(d.empty());
     Object o;
-    o.body = deep(objects);
+    o.set_body(deep(objects));
   }  // ~Object disposes its body
 }
 

@@ -62,7 +62,7 @@ TEST_CASE("documents that are not Kubernetes objects are kept as documents") {
   auto objects = gpuguard::test::load_objects("version: v1\nmig-configs: {}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n");
   REQUIRE(objects.size() == 2);
   CHECK_FALSE(objects[0].is_kubernetes_object());
-  CHECK(objects[0].body["version"] == json("v1"));
+  CHECK(objects[0].body()["version"] == json("v1"));
   CHECK(objects[1].is_kubernetes_object());
   CHECK(objects[1].cluster_scoped());
 }
@@ -97,7 +97,7 @@ TEST_CASE("every input is read whole, whatever its size, after a larger one and 
     write_file(path, manifest("cm-" + std::to_string(i), sizes[i]));
     inputs.push_back({path.string(), path, false});
   }
-  auto pad_of = [](const Object& o) { return o.body["data"]["pad"].get<std::string>().size(); };
+  auto pad_of = [](const Object& o) { return o.body()["data"]["pad"].get<std::string>().size(); };
   for (unsigned jobs : {1u, 2u}) {
     CAPTURE(jobs);
     std::vector<Diagnostic> diags;

@@ -103,7 +103,7 @@ TEST_CASE("a document read through Node answers as its JSON does") {
   REQUIRE(docs.size() == 1);
   const YamlDocument& d = docs[0];
   const Node root(d.positions.get(), d.positions->root());
-  same(root, d.body);
+  same(root, d.body());
   CHECK(path(root, {"spec", "template", "spec", "containers"}).at(0)["name"].str() == "a");
   CHECK(as_int(path(root, {"spec", "replicas"})) == 2);
   CHECK(path(root, {"spec", "replicas"}).is_number_float());
@@ -122,8 +122,8 @@ TEST_CASE("a document read through Node answers as its JSON does") {
 
 TEST_CASE("a document made from JSON reads as the document the loader made") {
   const YamlDocument d = load_one("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {a: b}}\nspec: {x: [1, 2.5, true, null, {k: v}], big: 18446744073709551615}\n");
-  const auto doc = PositionIndex::from_json(d.body);
-  same(Node(doc.get(), doc->root()), d.body);
+  const auto doc = PositionIndex::from_json(d.body());
+  same(Node(doc.get(), doc->root()), d.body());
   // The API server reads an integer beyond int64 as a float; so does the document.
   CHECK(Node(doc.get(), doc->root())["spec"]["big"].is_number_float());
 }
@@ -132,14 +132,54 @@ TEST_CASE("Object::root reads the loader's document, or one made of the body") {
   const YamlDocument d = load_one("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n");
   std::vector<Object> objects;
   std::vector<Diagnostic> diags;
-  objects_from_document(d.body, d.positions, d.start, nullptr, 0, objects, diags);
+  objects_from_document(d.positions, d.start, nullptr, 0, objects, diags);
   REQUIRE(objects.size() == 1);
   CHECK(objects[0].root().doc() == d.positions.get());
-  same(objects[0].root(), objects[0].body);
-  const Object from_json = object_from_json(d.body);
+  same(objects[0].root(), objects[0].body());
+  const Object from_json = object_from_json(d.body());
   CHECK(from_json.root().doc() != nullptr);
   CHECK(from_json.root().doc() != d.positions.get());
-  same(from_json.root(), from_json.body);
+  same(from_json.root(), from_json.body());
   CHECK(from_json.root().doc() == from_json.root().doc());  // made once
+}
+
+TEST_CASE("an object from a document makes its JSON only when asked, once; new content replaces the document") {
+  const YamlDocument d = load_one(
+      "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {k: v}}\n"
+      "- 7\n- {apiVersion: v1, kind: Secret, metadata: {name: b, namespace: team}}\n");
+  std::vector<Object> objects;
+  std::vector<Diagnostic> diags;
+  objects_from_document(d.positions, d.start, nullptr, 0, objects, diags);
+  REQUIRE(objects.size() == 2);
+  REQUIRE(diags.size() == 1);  // the item that is not an object
+  CHECK(diags[0].message.find("item 1 of the List") != std::string::npos);
+  CHECK(diags[0].pos.line == 5);
+  // Each item reads its own part of the one document.
+  Object& cm = objects[0];
+  CHECK(cm.doc.get() == d.positions.get());
+  PositionIndex::NodeId item0 = 0;
+  REQUIRE(d.positions->find("/items/0", d.positions->root(), item0));
+  CHECK(cm.root() == Node(d.positions.get(), item0));
+  CHECK(cm.item_pointer == "/items/0");
+  CHECK(objects[1].item_pointer == "/items/2");
+  CHECK(objects[1].namespace_ == "team");
+  CHECK(cm.name == "a");
+  // Its JSON: made of the document on first use, then the same value every time.
+  const json& body = cm.body();
+  CHECK(body == d.body()["items"][0]);
+  CHECK(&cm.body() == &body);
+  same(cm.root(), body);
+  // New content: the document goes, root() reads the new body.
+  cm.set_body(json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"data", {{"k", "w"}}}});
+  CHECK_FALSE(cm.doc);
+  CHECK(cm.positions.get() == d.positions.get());  // where its nodes were written stays, for findings
+  CHECK(string_at(member(cm.root(), "data"), "k") == std::optional<std::string_view>("w"));
+  CHECK(cm.take_body()["data"]["k"] == json("w"));
+  CHECK(cm.body().is_null());
+  // Taking the body of an object that has only its document copies the value out of it.
+  Object& secret = objects[1];
+  CHECK(secret.take_body() == d.body()["items"][2]);
+  CHECK_FALSE(secret.root());
+  CHECK_FALSE(secret.doc);
 }
 }

@@ -196,7 +196,7 @@ TEST_CASE("pod templates are made once per object and read its document") {
   CHECK(of_moved[0].tmpl == moved.root());
   CHECK(containers(of_moved[0])[1].body == path(moved.root(), {"spec", "containers"}).at(0));
   // An object from JSON: its templates read the document made of its body.
-  Object from_json = gpuguard::engine::object_from_json(obj.body);
+  Object from_json = gpuguard::engine::object_from_json(obj.body());
   CHECK(pod_templates(from_json)[0].tmpl == from_json.root());
   CHECK(containers(pod_templates(from_json)[0], true).back().name == "debug");
   // Assigning over an object drops what it had made.

@@ -27,7 +27,7 @@ json value_of(const std::string& scalar_yaml) {
   auto l = load("v: " + scalar_yaml + "\n");
   REQUIRE_MESSAGE(l.diags.empty(), (l.diags.empty() ? "" : l.diags[0].message));
   REQUIRE(l.docs.size() == 1);
-  return l.docs[0].body["v"];
+  return l.docs[0].body()["v"];
 }
 
 }  // namespace
@@ -118,7 +118,7 @@ TEST_CASE("infinities and NaN cannot become JSON: the document is refused") {
 TEST_CASE("keys are converted to strings as sigs.k8s.io/yaml does") {
   auto l = load("on: a\n1: b\n010: c\n1.5: d\ntrue: e\n\"yes\": f\n1e3: g\n");
   REQUIRE(l.docs.size() == 1);
-  const json& b = l.docs[0].body;
+  const json& b = l.docs[0].body();
   CHECK(b["true"] == json("e"));  // `on` and `true` both become "true": the later one wins
   CHECK(b["1"] == json("b"));
   CHECK(b["8"] == json("c"));
@@ -166,7 +166,7 @@ TEST_CASE("merge keys resolve in go-yaml v2 order") {
       "list: {<<: [*b, *o]}\n"     // earlier maps in the list win
       "quoted: {\"<<\": 1}\n");
   REQUIRE(l.diags.empty());
-  const json& b = l.docs[0].body;
+  const json& b = l.docs[0].body();
   CHECK(b["after"] == json({{"p", 1}, {"q", 9}}));
   CHECK(b["before"] == json({{"p", 1}, {"q", 2}}));
   CHECK(b["list"] == json({{"p", 1}, {"q", 2}, {"r", 4}}));
@@ -182,14 +182,14 @@ TEST_CASE("merge keys resolve in go-yaml v2 order") {
 TEST_CASE("YAML 1.1 booleans as keys: y, n, on, off become \"true\" and \"false\"") {
   auto l = load("y: 1\nn: 2\nx: 3\n");
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body == json({{"true", 1}, {"false", 2}, {"x", 3}}));
+  CHECK(l.docs[0].body() == json({{"true", 1}, {"false", 2}, {"x", 3}}));
 }
 
 TEST_CASE("aliases expand; a merge of an explicit key is not a duplicate") {
   auto l = load("a: &x [1, 2]\nb: *x\nc: &m {k: v}\nd:\n  <<: *m\n  k: w\n");
   REQUIRE(l.diags.empty());
-  CHECK(l.docs[0].body["b"] == json({1, 2}));
-  CHECK(l.docs[0].body["d"] == json({{"k", "w"}}));
+  CHECK(l.docs[0].body()["b"] == json({1, 2}));
+  CHECK(l.docs[0].body()["d"] == json({{"k", "w"}}));
 }
 
 TEST_CASE("duplicate keys: an error at the second key, the last value kept") {
@@ -198,7 +198,7 @@ TEST_CASE("duplicate keys: an error at the second key, the last value kept") {
   CHECK(l.diags[0].pos == Pos{3, 1});
   CHECK(l.diags[0].message.find("duplicate mapping key \"a\"") != std::string::npos);
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["a"] == json(3));
+  CHECK(l.docs[0].body()["a"] == json(3));
   // Large maps take the hashed path.
   std::string big;
   for (int i = 0; i < 100; ++i) big += "k" + std::to_string(i) + ": " + std::to_string(i) + "\n";
@@ -206,15 +206,15 @@ TEST_CASE("duplicate keys: an error at the second key, the last value kept") {
   auto lb = load(big);
   REQUIRE(lb.diags.size() == 1);
   CHECK(lb.diags[0].pos.line == 101);
-  CHECK(lb.docs[0].body["k7"] == json("again"));
+  CHECK(lb.docs[0].body()["k7"] == json("again"));
 }
 
 TEST_CASE("KYAML: flow style with trailing commas") {
   auto l = load("---\n{\n  apiVersion: \"v1\",\n  kind: \"ResourceQuota\",\n  spec: {\n    hard: {\n      requests.cpu: \"1\",\n      limits.memory: \"2Gi\",\n    },\n  },\n  list: [1, 2,],\n}\n");
   REQUIRE(l.diags.empty());
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["spec"]["hard"]["limits.memory"] == json("2Gi"));
-  CHECK(l.docs[0].body["list"] == json({1, 2}));
+  CHECK(l.docs[0].body()["spec"]["hard"]["limits.memory"] == json("2Gi"));
+  CHECK(l.docs[0].body()["list"] == json({1, 2}));
   CHECK(l.docs[0].positions->resolve("/spec/hard/limits.memory") == Pos{8, 7});
 }
 
@@ -243,7 +243,7 @@ TEST_CASE("the document keeps every value: replaced entries are skipped, aliases
   REQUIRE(l.diags.size() == 1);  // the duplicate `a`
   const PositionIndex& p = *l.docs[0].positions;
   // json_of(root) is the body; json_of(any node) its part.
-  CHECK(p.json_of(p.root()) == l.docs[0].body);
+  CHECK(p.json_of(p.root()) == l.docs[0].body());
   PositionIndex::NodeId n = 0;
   REQUIRE(p.find("/m", p.root(), n));
   CHECK(p.json_of(n) == json({{"p", 1}, {"q", "two"}, {"r", json::array({"x", {{"p", 1}, {"q", "two"}}})}}));
@@ -279,14 +279,14 @@ TEST_CASE("the document keeps every value: replaced entries are skipped, aliases
   CHECK(seen == 1);
   CHECK(q.resolve("/m/k3") == Pos{42, 3});
   CHECK(q.resolve("/m/k5") == Pos{43, 8});
-  CHECK(lb.docs[0].body["m"]["k5"] == json("merged"));
-  CHECK(q.json_of(q.root()) == lb.docs[0].body);
+  CHECK(lb.docs[0].body()["m"]["k5"] == json("merged"));
+  CHECK(q.json_of(q.root()) == lb.docs[0].body());
 }
 
 TEST_CASE("JSON loads, with positions") {
   auto l = load("{\"apiVersion\": \"v1\", \"kind\": \"Pod\",\n \"spec\": {\"containers\": [{\"name\": \"a\"}]}}");
   REQUIRE(l.diags.empty());
-  CHECK(l.docs[0].body["spec"]["containers"][0]["name"] == json("a"));
+  CHECK(l.docs[0].body()["spec"]["containers"][0]["name"] == json("a"));
   CHECK(l.docs[0].positions->resolve("/spec/containers/0/name") == Pos{2, 27});
   CHECK(l.docs[0].positions->resolve("/spec/containers/0") == Pos{2, 26});
 }
@@ -304,8 +304,8 @@ TEST_CASE("a malformed document is reported and the next document still loads") 
   REQUIRE(l.diags.size() == 1);
   CHECK(l.diags[0].pos.line >= 3);
   REQUIRE(l.docs.size() == 2);
-  CHECK(l.docs[0].body["a"] == json(1));
-  CHECK(l.docs[1].body["d"] == json(4));
+  CHECK(l.docs[0].body()["a"] == json(1));
+  CHECK(l.docs[1].body()["d"] == json(4));
   CHECK(l.docs[1].positions->resolve("/d") == Pos{6, 1});
 }
 
@@ -321,7 +321,7 @@ TEST_CASE("an unterminated quote that runs into the next document marker") {
   auto l = load("a: \"open\n---\nb: 2\n");
   CHECK(l.diags.size() == 1);
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["b"] == json(2));
+  CHECK(l.docs[0].body()["b"] == json(2));
   CHECK(l.docs[0].positions->resolve("/b") == Pos{3, 1});
 }
 
@@ -344,7 +344,7 @@ TEST_CASE("hostile: billion laughs is an error, not an OOM") {
   REQUIRE(l.diags.size() == 1);
   CHECK(l.diags[0].message.find("alias expansion budget") != std::string::npos);
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["next"] == json(1));
+  CHECK(l.docs[0].body()["next"] == json(1));
 }
 
 TEST_CASE("hostile: nesting deeper than the cap") {
@@ -354,7 +354,7 @@ TEST_CASE("hostile: nesting deeper than the cap") {
   REQUIRE(!l.diags.empty());
   CHECK(l.diags[0].message.find("nesting deeper than 256") != std::string::npos);
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["ok"] == json(1));
+  CHECK(l.docs[0].body()["ok"] == json(1));
   std::string block;
   for (int i = 0; i < 300; ++i) block += std::string(static_cast<size_t>(i), ' ') + "k:\n";
   CHECK(load(block).diags.size() == 1);
@@ -418,12 +418,12 @@ TEST_CASE("hostile: aliases repeating a long key cannot grow the key text past t
   CHECK(l.diags[0].message.find("mapping keys add up to more than 1000 bytes") != std::string::npos);
   CHECK(l.diags[0].pos == Pos{6, 5});  // the fourth aliased key
   REQUIRE(l.docs.size() == 1);  // the next document still loads
-  CHECK(l.docs[0].body == json{{"c", 1}});
+  CHECK(l.docs[0].body() == json{{"c", 1}});
   // Three of them fit.
   auto fits = load("a: &A " + std::string(300, 'x') + "\nb:\n  - *A : 1\n  - *A : 2\n  - *A : 3\n", limits);
   CHECK(fits.diags.empty());
   REQUIRE(fits.docs.size() == 1);
-  CHECK(fits.docs[0].body["b"][2][std::string(300, 'x')] == json(3));
+  CHECK(fits.docs[0].body()["b"][2][std::string(300, 'x')] == json(3));
 }
 
 TEST_CASE("hostile: an aliased key written again is a duplicate, not more key text") {
@@ -433,7 +433,7 @@ TEST_CASE("hostile: an aliased key written again is a duplicate, not more key te
   CHECK(l.diags.size() == 3);  // three duplicates; the key's text is counted once
   for (const auto& d : l.diags) CHECK(d.message.find("duplicate mapping key") != std::string::npos);
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["b"] == json{{std::string(300, 'x'), 4}});
+  CHECK(l.docs[0].body()["b"] == json{{std::string(300, 'x'), 4}});
 }
 
 TEST_CASE("hostile: merges of merges stay as small as their JSON; copies count against the alias budget") {
@@ -446,11 +446,12 @@ TEST_CASE("hostile: merges of merges stay as small as their JSON; copies count a
   REQUIRE(l.diags.empty());
   REQUIRE(l.docs.size() == 1);
   CHECK(l.docs[0].positions->size() < 2000);
-  CHECK(l.docs[0].positions->json_of(l.docs[0].positions->root()) == l.docs[0].body);
-  const json* level = &l.docs[0].body.at("a30");
+  CHECK(l.docs[0].positions->json_of(l.docs[0].positions->root()) == l.docs[0].body());
+  const json body = l.docs[0].body();
+  const json* level = &body.at("a30");
   for (int k = 30; k > 0; --k) level = &level->at("k");  // a30.k is a29, ..., down to a0
   CHECK(*level == json{{"x", 1}});
-  CHECK(l.docs[0].body["a2"] == json{{"k", {{"k", {{"x", 1}}}}}});
+  CHECK(l.docs[0].body()["a2"] == json{{"k", {{"k", {{"x", 1}}}}}});
   // With an anchor inside each merged value the value stays (an alias may name it): the copies
   // double per level, and the budget stops them.
   std::string kept = "a0: &a0 {x: 1}\n";
@@ -461,7 +462,7 @@ TEST_CASE("hostile: merges of merges stay as small as their JSON; copies count a
   REQUIRE(b.diags.size() == 1);
   CHECK(b.diags[0].message.find("alias expansion budget") != std::string::npos);
   REQUIRE(b.docs.size() == 1);
-  CHECK(b.docs[0].body == json{{"next", 1}});
+  CHECK(b.docs[0].body() == json{{"next", 1}});
 }
 
 TEST_CASE("hostile: a hundred thousand aliases in a row load in linear time") {
@@ -471,7 +472,7 @@ TEST_CASE("hostile: a hundred thousand aliases in a row load in linear time") {
   auto l = load(doc);
   REQUIRE(l.diags.empty());
   REQUIRE(l.docs.size() == 1);
-  CHECK(l.docs[0].body["b"].size() == 100'000);
+  CHECK(l.docs[0].body()["b"].size() == 100'000);
   CHECK(l.docs[0].positions->resolve("/b/99999") == Pos{2, 5 + 3 * 99'999});
 }
 

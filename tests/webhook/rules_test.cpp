@@ -50,7 +50,7 @@ Directives directives(const std::string& text) {
     std::string rest = line.substr(p + 16);
     rest.erase(0, rest.find_first_not_of(' '));
     if (rest == "complete") d.complete = true;
-    else if (rest.rfind("config ", 0) == 0) merged.merge_patch(test::load_objects(rest.substr(7), "directive")[0].body);
+    else if (rest.rfind("config ", 0) == 0) merged.merge_patch(test::load_objects(rest.substr(7), "directive")[0].body());
   }
   if (!merged.empty()) d.config = merged.dump();
   return d;
@@ -84,7 +84,7 @@ std::shared_ptr<const engine::Inventory> state_without(const std::vector<engine:
 }
 
 json review(const engine::Object& o) {
-  json body = o.body;
+  json body = o.body();
   std::string ns = o.namespace_.empty() && !o.cluster_scoped() ? "default" : o.namespace_;
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
@@ -129,7 +129,7 @@ TEST_CASE("every fix: /mutate answers the patch that gives the mutated fixture, 
       auto expected = test::load_objects(test::read_file(out), out.string());
       REQUIRE(inputs.size() == expected.size());
       for (size_t i = 0; i < inputs.size(); ++i) {
-        if (!inputs[i].is_kubernetes_object() || inputs[i].body == expected[i].body) continue;
+        if (!inputs[i].is_kubernetes_object() || inputs[i].body() == expected[i].body()) continue;
         auto state = state_without(inputs, i, only, d.complete);
         webhook::Outcome outcome;
         auto answer = admission.handle(webhook::Endpoint::mutate, review(inputs[i]).dump(), "application/json", state, outcome);
@@ -137,7 +137,7 @@ TEST_CASE("every fix: /mutate answers the patch that gives the mutated fixture, 
         json resp = json::parse(answer.body)["response"];
         REQUIRE_MESSAGE(resp.contains("patch"), answer.body);
         json patch = json::parse(base64_decode(resp["patch"]));
-        CHECK(inputs[i].body.patch(patch) == expected[i].body);
+        CHECK(inputs[i].body().patch(patch) == expected[i].body());
         // gpuguard mutate's patch is the same.
         engine::MutateOptions mo;
         mo.base = state;
