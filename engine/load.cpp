@@ -128,7 +128,7 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
       text, name, options.yaml,
       [&](YamlDocument&& doc) {
         std::vector<Object> objects;
-        objects_from_document(std::move(doc.positions), doc.start, source,
+        objects_from_document(doc.positions, doc.start, source,
                               first_document + doc.index, objects, diags);
         for (auto& o : objects) on_object(std::move(o));
       },

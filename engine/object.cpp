@@ -138,7 +138,9 @@ void Object::set_body(json body) {
 }
 
 json Object::take_body() {
-  json out = doc ? body() : std::move(body_);
+  json out;
+  if (doc) out = body();  // a copy of the one made of the document
+  else out = std::move(body_);
   release_content();
   return out;
 }
@@ -220,7 +222,7 @@ Object object_from_json(json body, SourceRef source) {
   return o;
 }
 
-void objects_from_document(std::shared_ptr<const PositionIndex> doc, Pos start, const SourceRef& source,
+void objects_from_document(const std::shared_ptr<const PositionIndex>& doc, Pos start, const SourceRef& source,
                            uint32_t document, std::vector<Object>& out, std::vector<Diagnostic>& diags) {
   const Node root(doc.get(), doc->root());
   // A List: a `kind` ending in List, with `items` a sequence or null.

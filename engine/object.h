@@ -151,7 +151,7 @@ struct Object {
 // Turns a loaded document into objects: a Kubernetes object, the items of a `List` / `*List`
 // (each item its own object, reading its part of the document), or the document itself when it
 // is not a Kubernetes object. Diagnostics name items that are not objects.
-void objects_from_document(std::shared_ptr<const PositionIndex> doc, Pos start, const SourceRef& source,
+void objects_from_document(const std::shared_ptr<const PositionIndex>& doc, Pos start, const SourceRef& source,
                            uint32_t document, std::vector<Object>& out, std::vector<Diagnostic>& diags);
 
 }  // namespace gpuguard::engine

@@ -227,9 +227,10 @@ bool container_requests(Node c, const ResourceMatcher* only, std::vector<Ask>& o
   for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
     Node list = member(*res, key);
     if (!list || !list->is_object()) continue;
-    for (const auto [name, value] : list->items()) {
+    for (const auto entry : list->items()) {
+      const std::string_view name = entry.key;
       if (only && !only->matches(name)) continue;
-      auto q = Quantity::from_node(value);
+      auto q = Quantity::from_node(entry.value);
       if (!q || !q->is_zero()) nonzero = true;
       if (!q) continue;
       auto it = std::find_if(out.begin(), out.end(), [&](const Ask& a) { return a.first == name; });

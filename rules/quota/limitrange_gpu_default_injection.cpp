@@ -174,10 +174,11 @@ spec:
         Ctr small{std::string(c.name), c.kind, {}};
         if (const Node res = member(c.body, "resources"); res.is_object())
           for (const char* key : {"limits", "requests"})  // requests override the copied limits
-            for (const auto [name, value] : member(res, key).items()) {
+            for (const auto entry : member(res, key).items()) {
+              const std::string_view name = entry.key;
               if (!gpus.matches(name)) continue;
               std::optional<Quantity> q;
-              if (auto parsed = Quantity::from_node(value)) q = *parsed;
+              if (auto parsed = Quantity::from_node(entry.value)) q = *parsed;
               auto it = std::find_if(small.gpus.begin(), small.gpus.end(), [&](const auto& g) { return g.first == name; });
               if (it == small.gpus.end()) small.gpus.emplace_back(name, q);
               else if (q) it->second = q;

@@ -133,8 +133,10 @@ void check_section(Node section, const std::string& base, bool mps, const std::s
     std::string hint;
     for (const char* f : kKnown)
       if (iequals(k, f)) hint = " (the field is `" + std::string(f) + "`, case-sensitive)";
-    out.push_back({pointer_join(base, k), "unknown field `" + std::string(k) + "` in sharing." + name + hint +
-                                              ": the device plugin ignores it without a word, so it has no effect", true});
+    std::string message = "unknown field `";
+    message.append(k).append("` in sharing.").append(name).append(hint);
+    message += ": the device plugin ignores it without a word, so it has no effect";
+    out.push_back({pointer_join(base, k), std::move(message), true});
   }
   for (const char* flag : {"renameByDefault", "failRequestsGreaterThanOne"}) {
     const Node v = member(section, flag);

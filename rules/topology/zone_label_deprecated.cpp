@@ -105,8 +105,10 @@ spec:
                                    : "does not match"));
       };
       if (const Node ns = member(spec, "nodeSelector"); ns.is_object())
-        for (const auto [k, v] : ns.items())
+        for (const auto entry : ns.items()) {
+          const std::string_view k = entry.key;
           flag(k, [&] { return pointer_join(sp + "/nodeSelector", k); }, "nodeSelector");
+        }
       if (const Node na = affinity_of(spec, "nodeAffinity")) {
         const std::string base = sp + "/affinity/nodeAffinity";
         if (const Node terms = path(na, {kRequired, "nodeSelectorTerms"}); terms.is_array()) {
