@@ -134,8 +134,8 @@ class Evaluation {
   // rule's when it adds the run's first object (so a run is added only once all of it is checked, as
   // load_inputs does). `add` then runs only the other rules, in input order. Findings are the same
   // either way. An object that will not be kept and that no rule has left to `add` is done with
-  // here: its body, views and positions are freed at once, on the thread and while the caches that
-  // parsed it are warm.
+  // here: its document, views and positions are freed at once, on the thread and while the caches
+  // that parsed it are warm. A kept object's document is compacted first (before any rule reads it).
   void precheck(std::span<Object> objects, size_t from) const;
   // Diagnostics found while loading the input, kept with the result.
   void add_diagnostics(std::vector<Diagnostic> diags);

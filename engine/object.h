@@ -30,10 +30,11 @@ struct Gvk {
 [[nodiscard]] bool is_cluster_scoped(std::string_view group, std::string_view kind);
 
 struct Precheck;  // engine/evaluate.cpp: what Evaluation::precheck found on a worker thread
-// What the rules derive from an object's body and share — its pod templates (engine/podspec.h),
+// What the rules derive from an object's content and share — its pod templates (engine/podspec.h),
 // the mig-parted configs embedded in it (rules/mig) — made on first use by whichever thread asks
-// first, then read by every rule. A view points into the body, so views are not copied or moved
-// with the object, and whoever assigns a new body to an object rules have read calls reset().
+// first, then read by every rule. A view points into the object's document (or JSON), so views
+// are not copied or moved with the object, and whoever gives an object rules have read new content
+// calls reset() (set_body does).
 class DerivedViews {
  public:
   static constexpr size_t kSlots = 7;  // kinds of view; each type of view takes one

@@ -309,7 +309,7 @@ class DocumentBuilder {
     key_bytes_ = 0;
   }
 
-  // Returns true and fills `doc` when the document produced a body.
+  // Returns true and fills `doc` when the document has content (not empty, not null).
   bool end_document(YamlDocument& doc) {
     if (error_) {
       diags_.push_back({Severity::error, std::string(file_), error_->pos, error_->message});

@@ -1,5 +1,5 @@
 #pragma once
-// YAML (and JSON) text → JSON body + source positions, with Kubernetes' YAML semantics.
+// YAML (and JSON) text → documents (values and source positions), with Kubernetes' YAML semantics.
 //
 // Kubernetes reads YAML with sigs.k8s.io/yaml, a go-yaml v2 fork that resolves plain scalars by
 // YAML 1.1 rules and converts the result to JSON. This loader drives libyaml's event API (go-yaml
