@@ -128,8 +128,10 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
       text, name, options.yaml,
       [&](YamlDocument&& doc) {
         std::vector<Object> objects;
-        objects_from_document(doc.positions, doc.start, source,
-                              first_document + doc.index, objects, diags);
+        objects_from_document(doc.positions, doc.start, source, first_document + doc.index, objects, diags);
+        // Only the objects hold the document now: the evaluation compacts a kept object's document
+        // when nothing else shares it.
+        doc.positions.reset();
         for (auto& o : objects) on_object(std::move(o));
       },
       diags, first_line);

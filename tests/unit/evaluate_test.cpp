@@ -253,9 +253,23 @@ TEST_CASE("finish frees the kept objects unless told to leave them to the end of
       eo.jobs = jobs;
       eo.teardown = teardown;
       Evaluation eval(gpuguard::test::registry(), config, eo);
-      for (auto& o : gpuguard::test::load_objects(yaml)) eval.add(std::move(o));
+      const PositionIndex* loaded = nullptr;  // the LimitRange's document as the loader made it
+      for (auto& o : gpuguard::test::load_objects(yaml)) {
+        if (o.is("", "LimitRange")) {
+          CHECK(o.doc.use_count() == 2);  // the object's alone: its document and its positions
+          loaded = o.doc.get();
+        }
+        eval.add(std::move(o));
+      }
       const size_t kept = eval.inventory().size();
       CHECK(kept >= 2);  // the LimitRange and the ResourceQuota, read by cross-object rules
+      // A kept object's document is a compact copy of the loader's (no spare capacity), made
+      // before the rules read it.
+      const Object* lr = eval.inventory().find("", "LimitRange", "team-a", "lr");
+      REQUIRE(lr);
+      CHECK(lr->doc.get() != loaded);
+      CHECK(lr->doc == lr->positions);
+      CHECK(lr->name == "lr");
       Result r = eval.finish();
       CHECK(eval.inventory().size() == (teardown ? 0 : kept));
       std::string report;

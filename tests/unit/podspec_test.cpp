@@ -38,6 +38,10 @@ TEST_CASE("pod templates of every workload kind") {
       {"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: {Master: {replicas: 1, template: {spec: {}}}, "
        "Worker: {replicas: 3, template: {spec: {}}}}}\n",
        {"/spec/pytorchReplicaSpecs/Master/template", "/spec/pytorchReplicaSpecs/Worker/template"}, {1, 3}},
+      // Written Worker first: in key order all the same, as the JSON of the same job has them.
+      {"apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nspec: {pytorchReplicaSpecs: {Worker: {replicas: 3, template: {spec: {}}}, "
+       "Master: {replicas: 1, template: {spec: {}}}}}\n",
+       {"/spec/pytorchReplicaSpecs/Master/template", "/spec/pytorchReplicaSpecs/Worker/template"}, {1, 3}},
       {"apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nspec: {mpiReplicaSpecs: {Launcher: {template: {spec: {}}}}}\n",
        {"/spec/mpiReplicaSpecs/Launcher/template"}, {1}},
       {"apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nspec: {replicatedJobs: [{name: w, replicas: 2, template: "
