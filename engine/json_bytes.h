@@ -2,6 +2,7 @@
 // The bytes of JSON strings, shared by the JSON reader and writer: the run a string holds as it
 // is, and well-formed UTF-8.
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,7 +14,10 @@ namespace gpuguard::engine {
 // character, a quote, a backslash, or a byte of a multi-byte UTF-8 sequence); `end` if none.
 // Eight bytes at a time: a word of plain bytes has no zero byte after xor with '"' or '\\', no
 // byte below 0x20, and no high bit (the "has a zero byte" and "has a byte less than n" tests of
-// Bit Twiddling Hacks, exact as any-tests for n <= 0x80); the word with one is scanned by bytes.
+// Bit Twiddling Hacks, exact as any-tests for n <= 0x80). In the word with one, the lowest flagged
+// byte is exact too (a test flags a byte wrongly only above one it flags rightly, by the borrow),
+// so on a little-endian machine its index is the flag's trailing zeros / 8; elsewhere the word is
+// scanned by bytes.
 [[nodiscard]] inline const char* plain_json_bytes(const char* p, const char* end) noexcept {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHighs = 0x8080808080808080ull;
@@ -22,8 +26,11 @@ namespace gpuguard::engine {
     std::memcpy(&x, p, 8);
     const uint64_t quote = x ^ (kOnes * '"');
     const uint64_t backslash = x ^ (kOnes * '\\');
-    const uint64_t found = ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | (x - kOnes * 0x20) | x;
-    if (found & kHighs) break;
+    const uint64_t found = (((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash) | (x - kOnes * 0x20) | x) & kHighs;
+    if (found) {
+      if constexpr (std::endian::native == std::endian::little) return p + (std::countr_zero(found) >> 3);
+      break;
+    }
     p += 8;
   }
   for (; p < end; ++p) {

@@ -1,5 +1,6 @@
 #include "engine/json_parse.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cstdint>
@@ -13,30 +14,30 @@ namespace gpuguard::engine {
 
 namespace {
 
-// Reads a document of the shapes Kubernetes sends; returns false at anything else, and the caller
-// asks nlohmann (which then gives the same value a slower way, or the error).
-class Reader {
+// The lexing both fast readers share: whitespace, literals, the elements of an object or array,
+// strings and numbers, each as nlohmann's lexer reads it; false at anything else (the caller then
+// asks nlohmann, which gives the same value a slower way, or the error).
+class Lexer {
  public:
-  explicit Reader(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
-
-  bool document(json& out) {
-    skip_space();
-    if (!value(out, 0)) return false;
-    skip_space();
-    return p_ == end_;
-  }
-
   // How deeply the containers read so far nest (1 for a flat object or array).
   [[nodiscard]] unsigned deepest() const { return deepest_; }
 
- private:
-  // Deeper than this, nlohmann (which keeps its own stack) reads it: this reader recurses.
+ protected:
+  explicit Lexer(std::string_view text) : p_(text.data()), end_(text.data() + text.size()) {}
+
+  // Deeper than this, nlohmann (which keeps its own stack) reads it: the readers recurse.
   static constexpr unsigned kMaxDepth = 512;
 
   const char* p_;
   const char* end_;
   unsigned deepest_ = 0;
-  std::vector<json::object_t::value_type> members_;  // of the objects being read, outermost first
+
+  // A container at `depth` begins: false past the readers' depth.
+  bool enter(unsigned depth) {
+    if (depth >= kMaxDepth) return false;
+    if (depth >= deepest_) deepest_ = depth + 1;
+    return true;
+  }
 
   void skip_space() {
     while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
@@ -46,31 +47,6 @@ class Reader {
     if (static_cast<size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word) return false;
     p_ += word.size();
     return true;
-  }
-
-  bool value(json& out, unsigned depth) {
-    if (p_ == end_) return false;
-    switch (*p_) {
-      case '{': return object(out, depth);
-      case '[': return array(out, depth);
-      case '"':
-        // Read into the value's own string: no string to move into it afterwards.
-        out = json::value_t::string;
-        return string(out.get_ref<std::string&>());
-      case 't':
-        if (!literal("true")) return false;
-        out = true;
-        return true;
-      case 'f':
-        if (!literal("false")) return false;
-        out = false;
-        return true;
-      case 'n':
-        if (!literal("null")) return false;
-        out = nullptr;
-        return true;
-      default: return number(out);
-    }
   }
 
   // The members of an object or the items of an array (p_ at the opening bracket): `element()`
@@ -98,41 +74,15 @@ class Reader {
     }
   }
 
-  bool object(json& out, unsigned depth) {
-    if (depth >= kMaxDepth) return false;
-    if (depth >= deepest_) deepest_ = depth + 1;
-    // The members go on a stack shared by all levels, and into the object when it ends, sorted
-    // once (FlatMap::take; of repeated keys the last is kept, as nlohmann keeps it).
-    const size_t start = members_.size();
-    const bool ok = elements('}', [&] {
-      if (p_ == end_ || *p_ != '"') return false;
-      // The key is read into its member, which the member's value (read next) may push others
-      // after: it is found again by its index.
-      const size_t at = members_.size();
-      if (!string(members_.emplace_back().first)) return false;
-      skip_space();
-      if (p_ == end_ || *p_ != ':') return false;
-      ++p_;
-      skip_space();
-      json v;
-      if (!value(v, depth + 1)) return false;
-      members_[at].second = std::move(v);
-      return true;
-    });
-    if (!ok) {
-      members_.resize(start);
-      return false;
-    }
-    out = json(json::object_t::take(members_, start));
+  // A member's key and colon (p_ at the key's quote), the key appended to `key`.
+  bool key(std::string& key) {
+    if (p_ == end_ || *p_ != '"') return false;
+    if (!string(key)) return false;
+    skip_space();
+    if (p_ == end_ || *p_ != ':') return false;
+    ++p_;
+    skip_space();
     return true;
-  }
-
-  bool array(json& out, unsigned depth) {
-    if (depth >= kMaxDepth) return false;
-    if (depth >= deepest_) deepest_ = depth + 1;
-    out = json::array();
-    auto& items = out.get_ref<json::array_t&>();
-    return elements(']', [&] { return value(items.emplace_back(), depth + 1); });
   }
 
   bool hex4(unsigned& out) {
@@ -185,7 +135,7 @@ class Reader {
     return true;
   }
 
-  // A string (p_ at its opening quote) into `s`.
+  // A string (p_ at its opening quote), appended to `s`.
   bool string(std::string& s) {
     ++p_;
     const char* run = p_;  // bytes copied as they are, from here
@@ -233,10 +183,15 @@ class Reader {
 
   static bool digit(char c) { return c >= '0' && c <= '9'; }
 
-  // RFC 8259's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. An integer is number_integer
-  // when negative and number_unsigned otherwise (as nlohmann's lexer makes them); one of more than
-  // 18 digits, which may not fit, is left to nlohmann.
-  bool number(json& out) {
+  struct Number {
+    enum class Kind : uint8_t { negative, non_negative, floating } kind = Kind::non_negative;
+    uint64_t magnitude = 0;  // an integer's (at most 18 digits: it fits an int64)
+    double value = 0;        // a float's
+  };
+
+  // RFC 8259's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. An integer of more than 18
+  // digits, which may not fit, is left to nlohmann; so is a float outside double's range.
+  bool number(Number& out) {
     const char* start = p_;
     bool negative = false;
     if (p_ < end_ && *p_ == '-') {
@@ -267,20 +222,239 @@ class Reader {
       if (int_end - digits > 18) return false;
       uint64_t v = 0;
       for (const char* d = digits; d < int_end; ++d) v = v * 10 + static_cast<uint64_t>(*d - '0');
-      if (negative) out = -static_cast<int64_t>(v);
-      else out = v;
+      out.kind = negative ? Number::Kind::negative : Number::Kind::non_negative;
+      out.magnitude = v;
       return true;
     }
     // Correctly rounded, like nlohmann's strtod; an overflow or underflow is left to nlohmann.
     double d = 0;
     auto [end, ec] = std::from_chars(start, p_, d);
     if (ec != std::errc{} || end != p_) return false;
-    out = d;
+    out.kind = Number::Kind::floating;
+    out.value = d;
     return true;
   }
 };
 
+// Reads a document of the shapes Kubernetes sends into the engine's JSON.
+class Reader : public Lexer {
+ public:
+  explicit Reader(std::string_view text) : Lexer(text) {}
+
+  bool document(json& out) {
+    skip_space();
+    if (!value(out, 0)) return false;
+    skip_space();
+    return p_ == end_;
+  }
+
+ private:
+  std::vector<json::object_t::value_type> members_;  // of the objects being read, outermost first
+
+  bool value(json& out, unsigned depth) {
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '{': return object(out, depth);
+      case '[': return array(out, depth);
+      case '"':
+        // Read into the value's own string: no string to move into it afterwards.
+        out = json::value_t::string;
+        return string(out.get_ref<std::string&>());
+      case 't':
+        if (!literal("true")) return false;
+        out = true;
+        return true;
+      case 'f':
+        if (!literal("false")) return false;
+        out = false;
+        return true;
+      case 'n':
+        if (!literal("null")) return false;
+        out = nullptr;
+        return true;
+      default: {
+        // An integer is number_integer when negative and number_unsigned otherwise, as nlohmann's
+        // lexer makes them.
+        Number n;
+        if (!number(n)) return false;
+        if (n.kind == Number::Kind::negative) out = -static_cast<int64_t>(n.magnitude);
+        else if (n.kind == Number::Kind::non_negative) out = n.magnitude;
+        else out = n.value;
+        return true;
+      }
+    }
+  }
+
+  bool object(json& out, unsigned depth) {
+    if (!enter(depth)) return false;
+    // The members go on a stack shared by all levels, and into the object when it ends, sorted
+    // once (FlatMap::take; of repeated keys the last is kept, as nlohmann keeps it).
+    const size_t start = members_.size();
+    const bool ok = elements('}', [&] {
+      // The key is read into its member, which the member's value (read next) may push others
+      // after: it is found again by its index.
+      const size_t at = members_.size();
+      if (!key(members_.emplace_back().first)) return false;
+      json v;
+      if (!value(v, depth + 1)) return false;
+      members_[at].second = std::move(v);
+      return true;
+    });
+    if (!ok) {
+      members_.resize(start);
+      return false;
+    }
+    out = json(json::object_t::take(members_, start));
+    return true;
+  }
+
+  bool array(json& out, unsigned depth) {
+    if (!enter(depth)) return false;
+    out = json::array();
+    auto& items = out.get_ref<json::array_t&>();
+    return elements(']', [&] { return value(items.emplace_back(), depth + 1); });
+  }
+};
+
 }  // namespace
+
+// Reads a document of the shapes Kubernetes sends straight into a PositionIndex (no positions:
+// the text is not one a user wrote), so that no JSON tree is made to be turned into a document.
+// A key written twice in one object is left to nlohmann as well (the API server never sends one).
+class JsonDocumentReader : public Lexer {
+ public:
+  JsonDocumentReader(std::string_view text, PositionIndex& doc) : Lexer(text), doc_(doc) {
+    // Room for a typical body's nodes and all of its strings (they are never longer than the
+    // text), so neither buffer grows while it is read.
+    doc_.nodes_.reserve(text.size() / 24 + 8);
+    doc_.text_.reserve(text.size());
+  }
+
+  bool document() {
+    skip_space();
+    if (!value(0, 0, 0)) return false;
+    skip_space();
+    doc_.root_ = 0;
+    return p_ == end_;
+  }
+
+ private:
+  using NodeId = PositionIndex::NodeId;
+  using Type = PositionIndex::Type;
+
+  PositionIndex& doc_;
+
+  // Appends a node (a mapping's entry when key_size > 0 or the parent is a mapping; its key is
+  // already in the text).
+  NodeId add(Type type, uint32_t key_offset, uint32_t key_size) {
+    const auto id = static_cast<NodeId>(doc_.nodes_.size());
+    PositionIndex::Node& n = doc_.nodes_.emplace_back();
+    n.type = type;
+    n.end = id + 1;
+    n.key_offset = key_offset;
+    n.key_size = key_size;
+    return id;
+  }
+
+  [[nodiscard]] uint32_t text_size() const { return static_cast<uint32_t>(doc_.text_.size()); }
+
+  bool value(unsigned depth, uint32_t key_offset, uint32_t key_size) {
+    if (p_ == end_) return false;
+    switch (*p_) {
+      case '{': return object(depth, add(Type::mapping, key_offset, key_size));
+      case '[': return array(depth, add(Type::sequence, key_offset, key_size));
+      case '"': {
+        const NodeId id = add(Type::string, key_offset, key_size);
+        const uint32_t at = text_size();
+        if (!string(doc_.text_)) return false;
+        doc_.nodes_[id].v.s = {at, text_size() - at};
+        return true;
+      }
+      case 't':
+        if (!literal("true")) return false;
+        doc_.nodes_[add(Type::boolean, key_offset, key_size)].v.b = true;
+        return true;
+      case 'f':
+        if (!literal("false")) return false;
+        doc_.nodes_[add(Type::boolean, key_offset, key_size)].v.b = false;
+        return true;
+      case 'n':
+        if (!literal("null")) return false;
+        add(Type::null, key_offset, key_size);
+        return true;
+      default: {
+        // As PositionIndex::from_json makes nlohmann's numbers (integers of up to 18 digits fit).
+        Number n;
+        if (!number(n)) return false;
+        if (n.kind == Number::Kind::floating) {
+          doc_.nodes_[add(Type::floating, key_offset, key_size)].v.d = n.value;
+        } else {
+          const auto v = static_cast<int64_t>(n.magnitude);
+          doc_.nodes_[add(Type::integer, key_offset, key_size)].v.i = n.kind == Number::Kind::negative ? -v : v;
+        }
+        return true;
+      }
+    }
+  }
+
+  bool object(unsigned depth, NodeId id) {
+    if (!enter(depth)) return false;
+    uint32_t count = 0;
+    const bool ok = elements('}', [&] {
+      const uint32_t at = text_size();
+      if (!key(doc_.text_)) return false;
+      ++count;
+      return value(depth + 1, at, text_size() - at);
+    });
+    if (!ok) return false;
+    PositionIndex::Node& n = doc_.nodes_[id];
+    n.end = static_cast<NodeId>(doc_.nodes_.size());
+    n.count = count;
+    return count < 2 || unique_keys(id);
+  }
+
+  bool array(unsigned depth, NodeId id) {
+    if (!enter(depth)) return false;
+    uint32_t count = 0;
+    const bool ok = elements(']', [&] {
+      ++count;
+      return value(depth + 1, 0, 0);
+    });
+    if (!ok) return false;
+    PositionIndex::Node& n = doc_.nodes_[id];
+    n.end = static_cast<NodeId>(doc_.nodes_.size());
+    n.count = count;
+    return true;
+  }
+
+  // No key of mapping `id` is written twice. A few keys: each key's size and first and last bytes
+  // pick one of 64 bits, and only keys whose bit was taken already are compared with the others; more
+  // keys: a sort.
+  bool unique_keys(NodeId id) {
+    const auto& ns = doc_.nodes_;
+    const NodeId end = ns[id].end;
+    auto key_of = [&](NodeId c) { return std::string_view(doc_.text_).substr(ns[c].key_offset, ns[c].key_size); };
+    if (ns[id].count <= 16) {
+      uint64_t seen = 0;
+      for (NodeId a = id + 1; a < end; a = ns[a].end) {
+        const std::string_view k = key_of(a);
+        const unsigned h = k.empty() ? 0 : (k.size() * 7 + static_cast<unsigned char>(k.front()) * 3 + static_cast<unsigned char>(k.back())) & 63;
+        if ((seen >> h) & 1) {
+          for (NodeId b = id + 1; b < a; b = ns[b].end)
+            if (key_of(b) == k) return false;
+        }
+        seen |= uint64_t{1} << h;
+      }
+      return true;
+    }
+    keys_.clear();
+    for (NodeId c = id + 1; c < end; c = ns[c].end) keys_.push_back(key_of(c));
+    std::sort(keys_.begin(), keys_.end());
+    return std::adjacent_find(keys_.begin(), keys_.end()) == keys_.end();
+  }
+
+  std::vector<std::string_view> keys_;  // unique_keys' scratch
+};
 
 bool parse_json_fast(std::string_view text, json& out, unsigned* depth) {
   Reader reader(text);
@@ -436,6 +610,31 @@ bool parse_json_within(std::string_view text, unsigned max_depth, json& out) {
   if (!depth_within(text, max_depth)) return false;
   out = nlohmann_parse(text);
   return true;
+}
+
+bool parse_json_document_fast(std::string_view text, std::shared_ptr<const PositionIndex>& out, unsigned* depth) {
+  out.reset();
+  if (text.size() >= (size_t{1} << 31)) return false;  // beyond the document's 32-bit offsets
+  auto doc = std::make_shared<PositionIndex>();
+  JsonDocumentReader reader(text, *doc);
+  if (!reader.document()) return false;
+  if (depth) *depth = reader.deepest();
+  out = std::move(doc);
+  return true;
+}
+
+JsonDocumentRead parse_json_document(std::string_view text, unsigned max_depth, std::shared_ptr<const PositionIndex>& out) {
+  if (unsigned depth = 0; parse_json_document_fast(text, out, &depth)) {
+    if (depth <= max_depth) return JsonDocumentRead::read;
+    out.reset();
+    return JsonDocumentRead::too_deep;
+  }
+  if (!depth_within(text, max_depth)) return JsonDocumentRead::too_deep;
+  json value = nlohmann_parse(text);
+  if (value.is_discarded()) return JsonDocumentRead::invalid;
+  out = PositionIndex::from_json(value);
+  dispose(value);
+  return JsonDocumentRead::read;
 }
 
 }  // namespace gpuguard::engine

@@ -10,9 +10,12 @@
 // error) to nlohmann, so what nlohmann accepts and rejects stays the contract: a differential
 // test and fuzz target hold the two to the same answer.
 
+#include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "engine/json.h"
+#include "engine/positions.h"
 
 namespace gpuguard::engine {
 
@@ -29,6 +32,19 @@ namespace gpuguard::engine {
 // deeply the document's containers nest (0 for a scalar, 1 for a flat object or array), which
 // parse_json_within bounds without a second pass over the text.
 [[nodiscard]] bool parse_json_fast(std::string_view text, json& out, unsigned* depth = nullptr);
+
+// A JSON text read straight into a document (engine/positions.h; its nodes have no positions),
+// for the webhook: the AdmissionReview's fields and its objects read through engine::Node, with no
+// JSON tree made. The document holds what parse_json would give (integers beyond int64 as floats,
+// as PositionIndex::from_json makes them); the fast reader reads the shapes Kubernetes sends, and
+// anything else goes through nlohmann and from_json. `too_deep`: the containers nest deeper than
+// `max_depth` (no document is made); `invalid`: not JSON.
+enum class JsonDocumentRead : uint8_t { read, too_deep, invalid };
+[[nodiscard]] JsonDocumentRead parse_json_document(std::string_view text, unsigned max_depth,
+                                                   std::shared_ptr<const PositionIndex>& out);
+// The fast reader alone (as parse_json_fast): true with `out` set when it read `text`.
+[[nodiscard]] bool parse_json_document_fast(std::string_view text, std::shared_ptr<const PositionIndex>& out,
+                                            unsigned* depth = nullptr);
 
 // Equal values of equal types: nlohmann's == also takes 1u == 1 and 0.0 == -0.0 (two discarded
 // values are identical, so two refusals agree).

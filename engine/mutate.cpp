@@ -1,5 +1,6 @@
 #include "engine/mutate.h"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -135,16 +136,30 @@ bool apply_fix(json& object, const json& fix) {
   return true;
 }
 
+namespace {
+
+// An evaluated object's content, as JSON for the fixes: made of the document it read (the
+// original's, in the first round), else its body, taken back when the evaluation let go of it.
+json content_of(std::shared_ptr<Object> obj) {
+  if (obj->doc) return obj->doc->json_of(obj->doc_root);
+  return obj.use_count() == 1 ? obj->take_body() : obj->body();
+}
+
+}  // namespace
+
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
   MutateResult out;
-  out.object = original.body();
   // The fixable rules' plan, for every round: the caller's (a mutation_plan() of this registry and
   // config), or one made here.
   const bool given = options.plan && &options.plan->registry() == &registry && &options.plan->config() == &config &&
                      !options.plan->only_rules().empty();
   const std::shared_ptr<const Plan> plan = given ? options.plan : mutation_plan(registry, config, options.only_rules);
-  if (!plan) return out;  // no rule with a fix is enabled
+  auto unchanged = [&]() -> MutateResult& {
+    if (options.object) out.object = original.body();
+    return out;
+  };
+  if (!plan) return unchanged();  // no rule with a fix is enabled
 
   for (int round = 0; round < options.max_rounds; ++round) {
     auto current = std::make_shared<Object>();
@@ -157,10 +172,19 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     current->generate_name = original.generate_name;
     current->namespace_ = original.namespace_;
     current->pos = original.pos;
-    current->set_body(std::move(out.object));
-    if (round == 0) {  // positions still match the text
+    if (round == 0) {
+      // The original's content, read where it is (its document is shared, not copied); its
+      // positions still match the text.
+      if (original.doc) {
+        current->doc = original.doc;
+        current->doc_root = original.doc_root;
+      } else {
+        current->set_body(original.body());
+      }
       current->positions = original.positions;
       current->pos_root = original.pos_root;
+    } else {
+      current->set_body(std::move(out.object));
     }
     EvalOptions eo;
     eo.complete = options.complete;
@@ -170,8 +194,10 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     Evaluation eval(registry, config, eo);
     eval.add(current);
     Result r = eval.finish();
-    // The evaluation holds the object no longer: its body comes back for the fixes.
-    out.object = current.use_count() == 1 ? current->take_body() : current->body();
+    const bool fixes = std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.fix && !f.suppressed; });
+    if (round == 0 && !fixes) return unchanged();
+    // The evaluation holds the object no longer: its content comes back for the fixes.
+    out.object = content_of(std::move(current));
     bool changed = false;
     std::vector<Diagnostic> failures;
     for (const auto& f : r.findings) {
@@ -190,7 +216,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     }
     if (!changed) {
       for (auto& d : failures) out.diagnostics.push_back(std::move(d));
-      out.patch = json_diff(original.body(), out.object);
+      if (round > 0) out.patch = json_diff(original.body(), out.object);  // round 0 changed nothing
       return out;
     }
   }

@@ -25,6 +25,9 @@ struct MutateOptions {
   // From mutation_plan() of the same registry, config and only_rules, built once by a caller that
   // mutates many objects (the webhook); null: mutate() makes one for its rounds.
   std::shared_ptr<const Plan> plan;
+  // Whether MutateResult::object is wanted when no fix applies (the webhook wants only the patch:
+  // an object no fix changes is then read, never copied into JSON).
+  bool object = true;
 };
 
 struct MutateResult {
@@ -35,7 +38,7 @@ struct MutateResult {
   MutateResult& operator=(MutateResult&&) noexcept = default;
   ~MutateResult() { dispose(object); }  // faster than the tree's own destructor (engine/json.h)
 
-  json object;                     // the object after every fix
+  json object;                     // the object after every fix (null when unchanged and not wanted)
   json patch = json::array();      // RFC 6902, original → object (json_diff)
   std::vector<std::string> rules;  // rules whose fixes were applied, in order
   std::vector<Diagnostic> diagnostics;

@@ -1,5 +1,6 @@
 #include "engine/node.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -82,6 +83,52 @@ std::string brief(Node n, size_t max_len) {
     return s.size() > max_len ? s.substr(0, max_len) + "..." : s;
   }
   return brief(n.to_json(), max_len);  // a scalar: one small value
+}
+
+std::vector<NodeEntry> sorted_items(Node n) {
+  std::vector<NodeEntry> out;
+  if (!n.is_object()) return out;
+  out.reserve(n.size());
+  for (NodeEntry e : n.items()) out.push_back(e);
+  std::sort(out.begin(), out.end(), [](const NodeEntry& a, const NodeEntry& b) { return a.key < b.key; });
+  return out;
+}
+
+bool same_value(Node a, Node b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_number_integer() && b.is_number_integer()) return a.integer() == b.integer();
+    return a.number() == b.number();
+  }
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case Node::Type::null: return true;
+    case Node::Type::boolean: return a.boolean() == b.boolean();
+    case Node::Type::string: return a.str() == b.str();
+    case Node::Type::sequence: {
+      if (a.size() != b.size()) return false;
+      for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+        if (!same_value(*i, *j)) return false;
+      return true;
+    }
+    case Node::Type::mapping: {
+      if (a.size() != b.size()) return false;
+      // Keys in the same order (two documents made of the engine's JSON): one walk.
+      bool in_order = true;
+      for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+        if ((*i).key() != (*j).key()) {
+          in_order = false;
+          break;
+        }
+        if (!same_value(*i, *j)) return false;
+      }
+      if (in_order) return true;
+      const std::vector<NodeEntry> x = sorted_items(a), y = sorted_items(b);
+      for (size_t k = 0; k < x.size(); ++k)
+        if (x[k].key != y[k].key || !same_value(x[k].value, y[k].value)) return false;
+      return true;
+    }
+    default: return false;  // numbers are compared above
+  }
 }
 
 }  // namespace gpuguard::engine

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/json.h"
 #include "engine/positions.h"
@@ -162,5 +163,11 @@ inline NodeEntries Node::items() const { return NodeEntries(is_object() ? *this 
 [[nodiscard]] std::optional<bool> bool_at(Node n, std::string_view key);
 // A short, single-line rendering for messages, as brief(const json&) renders the same value.
 [[nodiscard]] std::string brief(Node n, size_t max_len = 60);
+// A mapping's entries in key order (bytewise, as the engine's JSON objects keep their members):
+// for a reader whose result depends on the order, which a document keeps as written.
+[[nodiscard]] std::vector<NodeEntry> sorted_items(Node n);
+// Equal values, as nlohmann's == compares JSON values: numbers by value (1 == 1.0), a mapping's
+// entries whatever their order.
+[[nodiscard]] bool same_value(Node a, Node b);
 
 }  // namespace gpuguard::engine

@@ -100,8 +100,8 @@ Node Object::annotation(std::string_view key) const { return member(member(metad
 
 namespace {
 
-// The document made of an object's JSON (for one from JSON), and the JSON made of an object's
-// document (for one from a document): made once, on first use, kept with the object's views.
+// The document made of an object's JSON (for one set_body gave new content), and the JSON made of
+// an object's document: made once, on first use, kept with the object's views.
 struct JsonDocument {
   std::shared_ptr<const PositionIndex> doc;
 };
@@ -156,8 +156,7 @@ void Object::release_content() {
 namespace {
 
 // Identity (apiVersion, kind, metadata's name, generateName and namespace) from the content.
-template <typename Content>
-void identify(Object& o, const Content& root) {
+void identify(Object& o, Node root) {
   auto api = string_at(root, "apiVersion");
   auto kind = string_at(root, "kind");
   if (!api || !kind || api->empty() || kind->empty()) return;
@@ -214,12 +213,17 @@ void DerivedViews::reset() noexcept {
       if (void* p = slots_[i].exchange(nullptr, std::memory_order_acq_rel)) g_view_deleters[i].load(std::memory_order_acquire)(p);
 }
 
-Object object_from_json(json body, SourceRef source) {
+Object object_from_node(const std::shared_ptr<const PositionIndex>& doc, PositionIndex::NodeId root, SourceRef source) {
   Object o;
   o.source = std::move(source);
-  identify(o, body);
-  o.set_body(std::move(body));
+  o.doc = doc;
+  o.doc_root = root;
+  identify(o, o.root());
   return o;
+}
+
+Object object_from_json(const json& body, SourceRef source) {
+  return object_from_node(PositionIndex::from_json(body), 0, std::move(source));
 }
 
 void objects_from_document(const std::shared_ptr<const PositionIndex>& doc, Pos start, const SourceRef& source,

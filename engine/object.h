@@ -101,8 +101,8 @@ struct Object {
   std::string generate_name;  // metadata.generateName
   std::string namespace_;     // metadata.namespace as written ("" when absent)
 
-  // The object's document: the loader's (its values and positions), or null for an object from
-  // JSON and one whose body was replaced (root() then makes one of the body).
+  // The object's document: the loader's (its values and positions), one made of JSON (no
+  // positions), or null for one whose body was replaced (root() then makes one of the body).
   std::shared_ptr<const PositionIndex> doc;
   PositionIndex::NodeId doc_root = 0;
   // Where the object's nodes are in its source, for findings (may be older than the body: a
@@ -127,8 +127,8 @@ struct Object {
   [[nodiscard]] std::string display_name() const;
   // The object read as a document (engine/node.h): what the rules read.
   [[nodiscard]] Node root() const;
-  // The object as JSON: for an object from JSON that JSON; for one from a document, made of it on
-  // first use (for what needs JSON: mutation, schema validation, a patch's diff). Lint reads none.
+  // The object as JSON: made of its document on first use (for what needs JSON: mutation, schema
+  // validation, a patch's diff; lint reads none), or the body set_body gave it.
   [[nodiscard]] const json& body() const;
   // Gives the object new content (a mutation's result): its document goes, root() reads `body`.
   void set_body(json body);
@@ -142,12 +142,16 @@ struct Object {
   [[nodiscard]] Node annotation(std::string_view key) const;
 
  private:
-  json body_;  // null for an object from a document (body() makes it)
+  json body_;  // what set_body gave; null for an object with a document (body() makes it)
 };
 
-// An object from a JSON body (an AdmissionReview's object): identity from apiVersion, kind and
-// metadata; no positions.
-[[nodiscard]] Object object_from_json(json body, SourceRef source = nullptr);
+// An object reading node `root` of a document made of JSON (an AdmissionReview's object, read
+// with engine::parse_json_document): identity from apiVersion, kind and metadata; no positions.
+[[nodiscard]] Object object_from_node(const std::shared_ptr<const PositionIndex>& doc, PositionIndex::NodeId root,
+                                      SourceRef source = nullptr);
+// An object of a JSON value (the API server's, a test's): it keeps a document made of the value
+// (PositionIndex::from_json), not the value; no positions.
+[[nodiscard]] Object object_from_json(const json& body, SourceRef source = nullptr);
 
 // Turns a loaded document into objects: a Kubernetes object, the items of a `List` / `*List`
 // (each item its own object, reading its part of the document), or the document itself when it

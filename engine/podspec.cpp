@@ -60,13 +60,9 @@ void ray_cluster_spec(std::vector<PodTemplate>& out, Node rc, const std::string&
 void replica_map(std::vector<PodTemplate>& out, Node spec, std::string_view key) {
   Node specs = member(spec, key);
   if (!specs || !specs->is_object()) return;
-  std::vector<NodeEntry> types;
-  for (const auto entry : specs->items())
-    if (entry.value.is_object()) types.push_back(entry);
-  std::sort(types.begin(), types.end(), [](const NodeEntry& a, const NodeEntry& b) { return a.key < b.key; });
   std::string base = pointer_join("/spec", key);
-  for (const auto& [rtype, rs] : types)
-    add_at(out, rs, "template", pointer_join(base, rtype), int_or(rs, "replicas", 1), std::string(rtype));
+  for (const auto& [rtype, rs] : sorted_items(specs))
+    if (rs.is_object()) add_at(out, rs, "template", pointer_join(base, rtype), int_or(rs, "replicas", 1), std::string(rtype));
 }
 
 // Every pod template of the object, without containers (pod_views adds them).

@@ -88,6 +88,9 @@ void PositionIndex::add_json(const json& value, std::string_view key) {
 std::shared_ptr<PositionIndex> PositionIndex::from_json(const json& value) {
   auto doc = std::make_shared<PositionIndex>();
   doc->add_json(value, {});
+  // Kept as long as the object is (the watch cache's): without the vectors' spare capacity.
+  doc->nodes_.shrink_to_fit();
+  doc->text_.shrink_to_fit();
   return doc;
 }
 

@@ -119,7 +119,8 @@ class PositionIndex {
   [[nodiscard]] static std::shared_ptr<PositionIndex> from_json(const json& value);
 
  private:
-  friend class DocumentBuilder;  // engine/yaml_load.cpp
+  friend class DocumentBuilder;     // engine/yaml_load.cpp
+  friend class JsonDocumentReader;  // engine/json_parse.cpp
 
   static constexpr uint8_t kReplaced = 1;  // a mapping entry a later one of the same key replaced
   static constexpr uint8_t kMerged = 2;    // a mapping entry that came from a merge key (`<<`)

@@ -83,9 +83,7 @@ std::optional<json> project(json o, const std::set<std::string, std::less<>>& no
   }
   if (kind == "ConfigMap" && api_version == "v1") {
     o.erase("binaryData");
-    engine::Object tmp = engine::object_from_json(std::move(o));
-    if (!configmap_read_by_rules(tmp)) return std::nullopt;
-    return tmp.take_body();
+    if (!configmap_read_by_rules(engine::object_from_json(o))) return std::nullopt;
   }
   return o;
 }
@@ -244,7 +242,7 @@ struct ClusterCache::Impl {
     bool changed = false;
     for (auto& [key, obj] : fresh) {
       auto old = r.objects.find(key);
-      if (old != r.objects.end() && old->second.obj->body() == obj->body()) {
+      if (old != r.objects.end() && engine::same_value(old->second.obj->root(), obj->root())) {
         next.emplace(key, std::move(old->second));
         r.objects.erase(old);
         continue;
@@ -293,7 +291,7 @@ struct ClusterCache::Impl {
       free_ids.push_back(old->second.obj->id);
       r.objects.erase(old);
     } else if (old != r.objects.end()) {
-      if (old->second.obj->body() == obj->body()) return;  // nothing a rule reads changed
+      if (engine::same_value(old->second.obj->root(), obj->root())) return;  // nothing a rule reads changed
       obj->id = old->second.obj->id;
       old->second.ns = engine::effective_namespace(*obj, config);
       old->second.obj = std::move(obj);

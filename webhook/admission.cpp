@@ -39,79 +39,82 @@ bool json_content_type(std::string_view ct) {
 
 Answer invalid(Outcome& outcome, std::string why) {
   outcome.decision = "invalid";
-  outcome.error = why;
-  return Answer{400, json{{"error", std::move(why)}}.dump()};
+  outcome.error = std::move(why);
+  std::string body = R"({"error":)";
+  engine::append_json_string(body, outcome.error);  // any bytes of the request it quotes, UTF-8-safe
+  body += '}';
+  return Answer{400, std::move(body)};
 }
 
 struct Review {
-  std::string api_version;  // as asked
-  const json* request = nullptr;
+  std::shared_ptr<const engine::PositionIndex> doc;  // the review, read as a document
+  std::string api_version;                           // as asked
+  engine::Node request;
   std::string uid;
   std::string operation;
   std::string sub_resource;
   std::string namespace_;
   bool dry_run = false;
-  const json* object = nullptr;
-  const json* old_object = nullptr;
-  json request_kind;
+  engine::Node object;
+  engine::Node old_object;
+  engine::Node request_kind;
 };
 
 // Checks the shape of the review; an error message when it is not an AdmissionReview we can read.
-std::optional<std::string> decode(const json& doc, Review& r) {
+std::optional<std::string> decode(engine::Node doc, Review& r) {
+  using engine::member;
+  using engine::string_at;
   if (!doc.is_object()) return "the body is not a JSON object";
-  auto api = engine::string_at(doc, "apiVersion");
+  auto api = string_at(doc, "apiVersion");
   if (!api) return "apiVersion is missing or not a string";
   if (*api != "admission.k8s.io/v1" && *api != "admission.k8s.io/v1beta1")
     return "apiVersion must be admission.k8s.io/v1 or admission.k8s.io/v1beta1, got \"" + std::string(*api) + "\"";
   r.api_version = *api;
-  if (engine::string_at(doc, "kind") != std::optional<std::string_view>("AdmissionReview")) return "kind must be AdmissionReview";
-  r.request = engine::member(doc, "request");
-  if (!r.request || !r.request->is_object()) return "request is missing or not an object";
-  const json& req = *r.request;
-  auto uid = engine::string_at(req, "uid");
+  if (string_at(doc, "kind") != std::optional<std::string_view>("AdmissionReview")) return "kind must be AdmissionReview";
+  r.request = member(doc, "request");
+  if (!r.request.is_object()) return "request is missing or not an object";
+  const engine::Node req = r.request;
+  auto uid = string_at(req, "uid");
   if (!uid || uid->empty()) return "request.uid is missing, empty or not a string";
   r.uid = *uid;
-  auto op = engine::string_at(req, "operation");
+  auto op = string_at(req, "operation");
   if (!op) return "request.operation is missing or not a string";
   if (*op != "CREATE" && *op != "UPDATE" && *op != "DELETE" && *op != "CONNECT")
     return "request.operation must be CREATE, UPDATE, DELETE or CONNECT, got \"" + std::string(*op) + "\"";
   r.operation = *op;
   for (const char* key : {"subResource", "namespace", "name", "requestSubResource"}) {
-    const json* v = engine::member(req, key);
-    if (v && !v->is_string() && !v->is_null()) return std::string("request.") + key + " must be a string";
+    const engine::Node v = member(req, key);
+    if (v && !v.is_string() && !v.is_null()) return std::string("request.") + key + " must be a string";
   }
-  r.sub_resource = engine::string_at(req, "subResource").value_or("");
-  r.namespace_ = engine::string_at(req, "namespace").value_or("");
-  if (const json* dr = engine::member(req, "dryRun"); dr && !dr->is_null()) {
-    if (!dr->is_boolean()) return "request.dryRun must be a boolean";
-    r.dry_run = dr->get<bool>();
+  r.sub_resource = string_at(req, "subResource").value_or("");
+  r.namespace_ = string_at(req, "namespace").value_or("");
+  if (const engine::Node dr = member(req, "dryRun"); dr && !dr.is_null()) {
+    if (!dr.is_boolean()) return "request.dryRun must be a boolean";
+    r.dry_run = dr.boolean();
   }
   for (const char* key : {"kind", "resource", "requestKind", "requestResource", "userInfo", "options"}) {
-    const json* v = engine::member(req, key);
-    if (v && !v->is_object() && !v->is_null()) return std::string("request.") + key + " must be an object";
+    const engine::Node v = member(req, key);
+    if (v && !v.is_object() && !v.is_null()) return std::string("request.") + key + " must be an object";
   }
-  if (const json* k = engine::member(req, "kind")) r.request_kind = *k;
+  r.request_kind = member(req, "kind");
   for (const char* key : {"object", "oldObject"}) {
-    const json* v = engine::member(req, key);
-    if (v && !v->is_object() && !v->is_null()) return std::string("request.") + key + " must be an object or null";
+    const engine::Node v = member(req, key);
+    if (v && !v.is_object() && !v.is_null()) return std::string("request.") + key + " must be an object or null";
   }
-  r.object = engine::member(req, "object");
-  if (r.object && r.object->is_null()) r.object = nullptr;
-  r.old_object = engine::member(req, "oldObject");
-  if (r.old_object && r.old_object->is_null()) r.old_object = nullptr;
+  // Present only when an object (null is none).
+  r.object = member(req, "object");
+  if (!r.object.is_object()) r.object = {};
+  r.old_object = member(req, "oldObject");
+  if (!r.old_object.is_object()) r.old_object = {};
   if ((r.operation == "CREATE" || r.operation == "UPDATE") && r.sub_resource.empty() && !r.object)
     return "request.object is missing for " + r.operation;
   if (r.operation == "UPDATE" && r.sub_resource.empty() && !r.old_object) return "request.oldObject is missing for UPDATE";
   return std::nullopt;
 }
 
-// Moves an object out of the parsed review, which is read once: the review is the handler's own
-// non-const document (decode only hands out const pointers into it), so no copy of the tree.
-json take(const json* in_review) { return std::move(*const_cast<json*>(in_review)); }
-
-// An admitted object as the engine sees it.
-engine::Object to_object(json body, const Review& r) {
-  engine::Object o = engine::object_from_json(std::move(body));
+// An admitted object as the engine sees it: it reads its part of the review's document.
+engine::Object to_object(engine::Node body, const Review& r) {
+  engine::Object o = engine::object_from_node(r.doc, body.id());
   if (!o.is_kubernetes_object()) {
     // No TypeMeta in the object: take it from request.kind.
     auto g = engine::string_at(r.request_kind, "group").value_or("");
@@ -126,47 +129,53 @@ engine::Object to_object(json body, const Review& r) {
   return o;
 }
 
-void append_json(std::string& out, const json& v) {
-  switch (v.type()) {
-    case json::value_t::object: {
-      out += '{';
-      bool first = true;
-      for (const auto& [key, item] : v.items()) {
-        if (!first) out += ',';
-        first = false;
-        engine::append_json_string(out, key);
-        out += ':';
-        append_json(out, item);
-      }
-      out += '}';
-      return;
-    }
-    case json::value_t::array: {
-      out += '[';
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (i) out += ',';
-        append_json(out, v[i]);
-      }
-      out += ']';
-      return;
-    }
-    case json::value_t::string: engine::append_json_string(out, v.get_ref<const std::string&>()); return;
-    case json::value_t::boolean: out += v.get<bool>() ? "true" : "false"; return;
-    default: out += v.dump(-1, ' ', false, json::error_handler_t::replace); return;  // numbers, null
-  }
-}
+// What an answer says (an AdmissionResponse): written as JSON by encode, without a tree.
+struct Response {
+  bool allowed = true;
+  std::string patch;  // base64 of a JSON Patch; empty: none
+  int code = 0;       // a status when not 0
+  std::string reason;
+  std::string message;
+  std::vector<std::string> warnings;
+};
 
-// The body of an answer: what json::dump(-1, ' ', false, replace) gives, faster.
-std::string encode(const json& v) {
+// The body of an answer, members in key order as nlohmann writes them (the strings UTF-8-safe as
+// json::dump(-1, ' ', false, replace) writes them).
+std::string encode(const Review& r, const Response& x) {
+  size_t size = 160 + r.api_version.size() + r.uid.size() + x.patch.size() + x.message.size();
+  for (const auto& w : x.warnings) size += w.size() + 3;
   std::string out;
-  out.reserve(2048);  // a denial or a few warnings, without regrowing
-  append_json(out, v);
+  out.reserve(size);
+  out += R"({"apiVersion":)";
+  engine::append_json_string(out, r.api_version);
+  out += R"(,"kind":"AdmissionReview","response":{"allowed":)";
+  out += x.allowed ? "true" : "false";
+  if (!x.patch.empty()) {
+    out += R"(,"patch":)";
+    engine::append_json_string(out, x.patch);
+    out += R"(,"patchType":"JSONPatch")";
+  }
+  if (x.code != 0) {
+    out += R"(,"status":{"code":)";
+    out += std::to_string(x.code);
+    out += R"(,"message":)";
+    engine::append_json_string(out, x.message);
+    out += R"(,"reason":)";
+    engine::append_json_string(out, x.reason);
+    out += '}';
+  }
+  out += R"(,"uid":)";
+  engine::append_json_string(out, r.uid);
+  if (!x.warnings.empty()) {
+    out += R"(,"warnings":[)";
+    for (size_t i = 0; i < x.warnings.size(); ++i) {
+      if (i) out += ',';
+      engine::append_json_string(out, x.warnings[i]);
+    }
+    out += ']';
+  }
+  out += "}}";
   return out;
-}
-
-json response_envelope(const Review& r, json response) {
-  response["uid"] = r.uid;
-  return json{{"apiVersion", r.api_version}, {"kind", "AdmissionReview"}, {"response", std::move(response)}};
 }
 
 std::string finding_line(const engine::Finding& f) {
@@ -216,17 +225,24 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
   bool decoded = false;
   // An unexpected failure after the review was read still gets a proper answer: the configured
   // failure mode decides (the API server would otherwise apply its failurePolicy).
-  auto failed = [&](const std::string& what) -> Answer {
-    if (!decoded) return invalid(outcome, "internal error: " + what);
-    outcome.rule_errors.emplace_back("unknown", what);
-    bool allowed = config_->webhook.fail_open;
-    outcome.decision = allowed ? "allowed" : "denied";
-    json response = {{"allowed", allowed}};
-    if (!allowed) response["status"] = {{"code", 500}, {"reason", "InternalError"}, {"message", "gpuguard: internal error: " + what}};
+  // Itself in a try: out of memory here still gets an answer (a 500, whose body fits in the
+  // string's own buffer), never an exception out of the handler.
+  auto failed = [&](const char* what) -> Answer {
     try {
-      return Answer{200, encode(response_envelope(r, std::move(response)))};
+      if (!decoded) return invalid(outcome, std::string("internal error: ") + what);
+      outcome.rule_errors.emplace_back("unknown", what);
+      bool allowed = config_->webhook.fail_open;
+      outcome.decision = allowed ? "allowed" : "denied";
+      Response response;
+      response.allowed = allowed;
+      if (!allowed) {
+        response.code = 500;
+        response.reason = "InternalError";
+        response.message = std::string("gpuguard: internal error: ") + what;
+      }
+      return Answer{200, encode(r, response)};
     } catch (...) {
-      return Answer{500, "{\"error\":\"internal error\"}"};
+      return Answer{500, "{}"};
     }
   };
   try {
@@ -234,35 +250,31 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       return invalid(outcome, "Content-Type must be application/json, got \"" + std::string(content_type) + "\"");
     if (body.size() > limits_.max_body_bytes)
       return invalid(outcome, "the body is over the limit of " + std::to_string(limits_.max_body_bytes) + " bytes");
-    json doc;
-    if (!engine::parse_json_within(body, limits_.max_json_depth, doc))
-      return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
-    if (doc.is_discarded()) return invalid(outcome, "the body is not valid JSON");
-    struct Dispose {
-      json& doc;
-      ~Dispose() { engine::dispose(doc); }
-    } const dispose_doc{doc};  // whatever the answer
-    if (auto err = decode(doc, r)) return invalid(outcome, *err);
+    switch (engine::parse_json_document(body, limits_.max_json_depth, r.doc)) {
+      case engine::JsonDocumentRead::read: break;
+      case engine::JsonDocumentRead::too_deep:
+        return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
+      case engine::JsonDocumentRead::invalid: return invalid(outcome, "the body is not valid JSON");
+    }
+    if (auto err = decode(engine::Node(r.doc.get(), r.doc->root()), r)) return invalid(outcome, *err);
     decoded = true;
     outcome.uid = r.uid;
     outcome.operation = r.operation;
     outcome.dry_run = r.dry_run;
     outcome.namespace_ = r.namespace_;
-    outcome.name = engine::string_at(*r.request, "name").value_or("");
+    outcome.name = engine::string_at(r.request, "name").value_or("");
     outcome.kind = engine::string_at(r.request_kind, "kind").value_or("");
     if (outcome.name.empty()) {
-      const json* obj = r.object ? r.object : r.old_object;
-      if (const json* md = obj ? engine::member(*obj, "metadata") : nullptr) {
-        outcome.name = engine::string_at(*md, "name").value_or("");
-        if (outcome.name.empty()) outcome.name = std::string(engine::string_at(*md, "generateName").value_or(""));
-      }
+      const engine::Node md = engine::member(r.object ? r.object : r.old_object, "metadata");
+      outcome.name = engine::string_at(md, "name").value_or("");
+      if (outcome.name.empty()) outcome.name = std::string(engine::string_at(md, "generateName").value_or(""));
     }
 
     const engine::Config& config = *config_;
     const bool complete = state && state->complete();
     auto allow = [&](std::string decision) {
       outcome.decision = std::move(decision);
-      return Answer{200, encode(response_envelope(r, json{{"allowed", true}}))};
+      return Answer{200, encode(r, Response{})};
     };
 
     // Subresources (status, scale, exec, ...) and CONNECT are not the objects the rules read.
@@ -270,16 +282,18 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
 
     if (endpoint == Endpoint::mutate) {
       if (r.operation != "CREATE" && r.operation != "UPDATE") return allow("skipped");
-      engine::Object obj = to_object(take(r.object), r);
+      engine::Object obj = to_object(r.object, r);
       if (!engine::mutation_applies(obj, config.webhook, r.operation == "CREATE")) return allow("skipped");
       engine::MutateOptions mo;
       mo.base = state;
       mo.complete = complete;
       mo.plan = mutation_plan_;
+      mo.object = false;  // the answer is the patch
       engine::MutateResult m = engine::mutate(obj, registry_, config, mo);
       for (const auto& d : m.diagnostics) outcome.rule_errors.emplace_back(rule_of(d.message), d.message);
       if (m.patch.empty()) return allow("allowed");
-      json response = {{"allowed", true}, {"patchType", "JSONPatch"}, {"patch", base64_encode(m.patch.dump())}};
+      Response response;
+      response.patch = base64_encode(m.patch.dump());
       outcome.decision = "patched";
       for (const auto& rule : m.rules) {
         engine::Finding f;
@@ -287,13 +301,13 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         f.message = "fix applied";
         outcome.findings.push_back(std::move(f));
       }
-      return Answer{200, encode(response_envelope(r, std::move(response)))};
+      return Answer{200, encode(r, response)};
     }
 
     // Validation.
     std::vector<engine::Finding> findings;
     std::vector<engine::Diagnostic> diagnostics;
-    auto evaluate = [&](json body) {
+    auto evaluate = [&](engine::Node body) {
       engine::EvalOptions eo;
       eo.complete = complete;
       eo.base = state;
@@ -301,7 +315,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       eo.plan = plan_;
       eo.fixes = false;  // an answer to /validate carries no patch
       engine::Evaluation eval(registry_, config, eo);
-      eval.add(to_object(std::move(body), r));
+      eval.add(to_object(body, r));
       return eval.finish();
     };
 
@@ -309,7 +323,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       // Deleting an object can break an aggregate (the third-to-last PriorityClass): report the
       // cross-object findings that exist without the object and did not exist with it, as warnings.
       if (!r.old_object || !state) return allow("skipped");
-      engine::Object gone = to_object(*r.old_object, r);
+      engine::Object gone = to_object(r.old_object, r);
       if (!gone.is_kubernetes_object() || !state->keeps(gone.gvk.group, gone.gvk.kind)) return allow("skipped");
       auto planned = delete_plans_.find(engine::KindLess::View{gone.gvk.group, gone.gvk.kind});
       auto aggregate = [&](std::shared_ptr<const engine::Inventory> inv) {
@@ -335,11 +349,11 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         }
       for (auto& d : after.diagnostics) diagnostics.push_back(std::move(d));
     } else {
-      engine::Result now = evaluate(take(r.object));
+      engine::Result now = evaluate(r.object);
       findings = std::move(now.findings);
       diagnostics = std::move(now.diagnostics);
       if (r.operation == "UPDATE" && config.webhook.new_findings_only) {
-        engine::Result before = evaluate(take(r.old_object));
+        engine::Result before = evaluate(r.old_object);
         std::set<FindingKey> had;
         for (const auto& f : before.findings) had.insert(key_of(f));
         std::erase_if(findings, [&](const engine::Finding& f) { return had.count(key_of(f)) > 0; });
@@ -368,36 +382,34 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
     if (endpoint == Endpoint::validate && state && !state->complete() && !state->note().empty())
       warnings.insert(warnings.begin(), "gpuguard: " + state->note());
 
-    json response = {{"allowed", true}};
+    Response response;
     if (rule_failed && !config.webhook.fail_open) {
       errors.insert(errors.begin(), "gpuguard could not evaluate every rule (failureMode: deny): " + outcome.rule_errors.front().second);
     }
     if (!errors.empty()) {
       std::string msg = "gpuguard: " + std::to_string(errors.size()) + (errors.size() == 1 ? " error" : " errors") + ": ";
       for (size_t i = 0; i < errors.size(); ++i) msg += (i ? "; " : "") + errors[i];
-      response["allowed"] = false;
-      response["status"] = {{"code", 403}, {"reason", "Forbidden"}, {"message", truncate(msg, limits_.max_message_chars)}};
+      response.allowed = false;
+      response.code = 403;
+      response.reason = "Forbidden";
+      response.message = truncate(std::move(msg), limits_.max_message_chars);
       outcome.decision = "denied";
     } else {
       outcome.decision = warnings.empty() ? "allowed" : "warned";
     }
-    if (!warnings.empty()) {
-      json list = json::array();
-      size_t total = 0;
-      for (size_t i = 0; i < warnings.size(); ++i) {
-        std::string w = truncate(warnings[i], limits_.max_warning_chars);
-        size_t rest = warnings.size() - i;
-        bool last_slot = list.size() + 1 == limits_.max_warnings;
-        if ((last_slot && rest > 1) || total + w.size() > limits_.max_warnings_total) {
-          list.push_back("... and " + std::to_string(rest) + " more gpuguard warnings (see `gpuguard lint`)");
-          break;
-        }
-        total += w.size();
-        list.push_back(std::move(w));
+    size_t total = 0;
+    for (size_t i = 0; i < warnings.size(); ++i) {
+      std::string w = truncate(std::move(warnings[i]), limits_.max_warning_chars);
+      const size_t rest = warnings.size() - i;
+      const bool last_slot = response.warnings.size() + 1 == limits_.max_warnings;
+      if ((last_slot && rest > 1) || total + w.size() > limits_.max_warnings_total) {
+        response.warnings.push_back("... and " + std::to_string(rest) + " more gpuguard warnings (see `gpuguard lint`)");
+        break;
       }
-      response["warnings"] = std::move(list);
+      total += w.size();
+      response.warnings.push_back(std::move(w));
     }
-    return Answer{200, encode(response_envelope(r, std::move(response)))};
+    return Answer{200, encode(r, response)};
   } catch (const std::exception& e) {
     return failed(e.what());
   } catch (...) {

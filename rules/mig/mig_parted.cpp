@@ -118,11 +118,8 @@ void from_data(const Object& obj, Node data, const std::string& data_pointer, bo
   if (!data.is_object()) return;
   const bool json_source = obj.source && obj.source->path.ends_with(".json");
   // The string values in key order (the order of the configs found), whatever the document's.
-  std::vector<NodeEntry> strings;
-  for (const auto entry : data.items())
-    if (entry.value.is_string()) strings.push_back(entry);
-  std::sort(strings.begin(), strings.end(), [](const NodeEntry& a, const NodeEntry& b) { return a.key < b.key; });
-  for (const auto& [key, value] : strings) {
+  for (const auto& [key, value] : sorted_items(data)) {
+    if (!value.is_string()) continue;
     const std::string_view text = value.str();
     const bool named = key == "config.yaml";
     if (!named && text.find("mig-configs") == std::string_view::npos) continue;

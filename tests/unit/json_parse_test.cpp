@@ -9,13 +9,27 @@
 #include <vector>
 
 #include "engine/json_parse.h"
+#include "engine/node.h"
 #include "tests/support/support.h"
 
 using namespace gpuguard::engine;
 
 namespace {
 
-bool agrees(std::string_view text) { return identical(parse_json(text), json::parse(text, nullptr, false)); }
+// parse_json_document gives the document PositionIndex::from_json makes of nlohmann's value, or
+// refuses what nlohmann refuses.
+bool document_agrees(std::string_view text) {
+  const json expected = json::parse(text, nullptr, false);
+  std::shared_ptr<const PositionIndex> doc;
+  const JsonDocumentRead read = parse_json_document(text, 100000, doc);
+  if (expected.is_discarded()) return read == JsonDocumentRead::invalid && !doc;
+  return read == JsonDocumentRead::read && doc &&
+         identical(doc->json_of(doc->root()), PositionIndex::from_json(expected)->json_of(0));
+}
+
+bool agrees(std::string_view text) {
+  return identical(parse_json(text), json::parse(text, nullptr, false)) && document_agrees(text);
+}
 
 std::vector<std::filesystem::path> json_files() {
   std::vector<std::filesystem::path> dirs{gpuguard::test::source_dir() / "tests"};
@@ -97,6 +111,38 @@ TEST_CASE("the fast reader tells how deeply a document nests") {
   CHECK_FALSE(parse_json_fast(std::string(513, '[') + std::string(513, ']'), out));  // nlohmann's to read
 }
 
+TEST_CASE("parse_json_document bounds the nesting, reads keys written twice as nlohmann does, and keeps the order") {
+  std::shared_ptr<const PositionIndex> doc;
+  const std::string deep = std::string(600, '[') + std::string(600, ']');
+  CHECK(parse_json_document(deep, 512, doc) == JsonDocumentRead::too_deep);  // nlohmann's to read, measured first
+  CHECK_FALSE(doc);
+  CHECK(parse_json_document(std::string(40, '[') + std::string(40, ']'), 39, doc) == JsonDocumentRead::too_deep);
+  CHECK(parse_json_document(std::string(40, '[') + std::string(40, ']'), 40, doc) == JsonDocumentRead::read);
+  CHECK(parse_json_document("{\"a\":", 512, doc) == JsonDocumentRead::invalid);
+  CHECK_FALSE(doc);
+  // A key written twice (the fast reader leaves it to nlohmann): the last value, once.
+  for (std::string keys : {std::string(R"("a":1,"b":2,"a":3)"), [] {
+         std::string many;
+         for (int i = 0; i < 40; ++i) many += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+         return many + R"("k7":"again")";
+       }()}) {
+    const std::string text = "{" + keys + "}";
+    CHECK_FALSE(parse_json_document_fast(text, doc));
+    REQUIRE(parse_json_document(text, 512, doc) == JsonDocumentRead::read);
+    CHECK(identical(doc->json_of(doc->root()), PositionIndex::from_json(json::parse(text))->json_of(0)));
+  }
+  // The fast reader keeps the members as written (the engine's JSON sorts them).
+  REQUIRE(parse_json_document_fast(R"({"b":1,"a":{"d":[true,null],"c":-2.5}})", doc));
+  const Node root(doc.get(), doc->root());
+  std::string order;
+  for (auto [key, value] : root.items()) order += std::string(key) + ",";
+  CHECK(order == "b,a,");
+  CHECK(root["a"]["d"].at(0).boolean());
+  CHECK(root["a"]["c"].number() == -2.5);
+  CHECK(root["b"].integer() == 1);
+  CHECK_FALSE(root.pos().known());  // no positions
+}
+
 TEST_CASE("parse_json reads every JSON file of the tests and the corpus as nlohmann does, itself") {
   auto files = json_files();
   REQUIRE(files.size() >= 10);
@@ -106,7 +152,11 @@ TEST_CASE("parse_json reads every JSON file of the tests and the corpus as nlohm
     CHECK(agrees(text));
     // What Kubernetes sends takes the fast path (nothing there needs nlohmann's).
     json fast;
-    if (!json::parse(text, nullptr, false).is_discarded()) CHECK(parse_json_fast(text, fast));
+    std::shared_ptr<const PositionIndex> doc;
+    if (!json::parse(text, nullptr, false).is_discarded()) {
+      CHECK(parse_json_fast(text, fast));
+      CHECK(parse_json_document_fast(text, doc));
+    }
   }
 }
 

@@ -141,6 +141,44 @@ TEST_CASE("Object::root reads the loader's document, or one made of the body") {
   CHECK(from_json.root().doc() != d.positions.get());
   same(from_json.root(), from_json.body());
   CHECK(from_json.root().doc() == from_json.root().doc());  // made once
+  CHECK(from_json.doc.get() == from_json.root().doc());     // the object keeps the document, not the JSON
+  CHECK_FALSE(from_json.positions);
+}
+
+TEST_CASE("same_value compares as nlohmann's == does; sorted_items gives a mapping's entries in key order") {
+  const YamlDocument a = load_one("{b: [1, 2.0, x, null, true], a: {k: 1}, c: 3}\n");
+  const YamlDocument b = load_one("{a: {k: 1.0}, c: 3, b: [1.0, 2, x, null, true]}\n");  // other order, 1 as 1.0
+  const Node x(a.positions.get(), a.positions->root()), y(b.positions.get(), b.positions->root());
+  CHECK(same_value(x, y));
+  CHECK(a.body() == b.body());  // what nlohmann says
+  CHECK(same_value(x, Node(PositionIndex::from_json(a.body()).get(), 0)));
+  for (const char* other : {"{b: [1, 2.0, x, null, true], a: {k: 1}, c: 4}", "{b: [1, 2.0, x, null], a: {k: 1}, c: 3}",
+                            "{b: [1, 2.0, x, null, true], a: {k: 1}, d: 3}", "{b: [1, 2.0, x, null, 1], a: {k: 1}, c: 3}",
+                            "{b: [1, 2.0, x, null, true], a: {k: 1}}", "[1]", "1", "'1'"}) {
+    INFO(other);
+    const YamlDocument o = load_one(std::string(other) + "\n");
+    CHECK_FALSE(same_value(x, Node(o.positions.get(), o.positions->root())));
+    CHECK(a.body() != o.body());
+  }
+  CHECK(same_value(Node(), Node()));  // two absent nodes answer as null
+  std::string keys;
+  for (const auto& [key, value] : sorted_items(x)) keys += std::string(key) + (value.is_object() ? "{}" : "") + ",";
+  CHECK(keys == "a{},b,c,");
+  CHECK(sorted_items(x["b"]).empty());  // not a mapping
+}
+
+TEST_CASE("an object can read its part of a document made of JSON") {
+  const auto doc = PositionIndex::from_json(json::parse(
+      R"({"request": {"object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"}}}})"));
+  PositionIndex::NodeId node = 0;
+  REQUIRE(doc->find("/request/object", doc->root(), node));
+  const Object o = object_from_node(doc, node);
+  CHECK(o.gvk.kind == "Pod");
+  CHECK(o.name == "p");
+  CHECK(o.namespace_ == "n");
+  CHECK(o.root() == Node(doc.get(), node));
+  CHECK(o.body() == json::parse(R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "n"}})"));
+  CHECK(o.position_of("/metadata/name") == Pos{});  // no positions
 }
 
 TEST_CASE("an object from a document makes its JSON only when asked, once; new content replaces the document") {

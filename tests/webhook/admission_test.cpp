@@ -305,6 +305,10 @@ TEST_CASE("malformed requests get 400 with a clear error") {
       {"", "application/json", "not valid JSON"},
       {"[]", "application/json", "not a JSON object"},
       {good, "text/plain", "Content-Type must be application/json"},
+      {good, "text/\xff\xfe", "Content-Type must be application/json"},  // quoted in the error, as valid UTF-8
+      {R"({"apiVersion":"admission.k8s.io/\u00ff\udbff"})", "application/json", "not valid JSON"},
+      {"{\"apiVersion\":\"admission.k8s.io/\xff\"}", "application/json", "not valid JSON"},
+      {R"({"apiVersion":"admission.k8s.io/v9\u00e9"})", "application/json", "apiVersion must be"},
       {std::string(600, '[') + std::string(600, ']'), "application/json", "nests deeper"},
       {R"({"apiVersion":"v1","kind":"Pod"})", "application/json", "apiVersion must be"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"Review"})", "application/json", "kind must be AdmissionReview"},
