@@ -2,7 +2,7 @@
 // The process's allocator: jemalloc when the build links it (GPUGUARD_JEMALLOC, the default), else
 // glibc's malloc. The engine allocates millions of small nodes for a large run (JSON trees, position
 // indexes, findings) and frees them from other threads than made them (`lint --jobs`, the webhook's
-// pool); jemalloc does both about a quarter faster and keeps RSS the same (README, Performance).
+// pool); jemalloc does both about a quarter faster and keeps RSS the same (bench/HISTORY.md).
 
 namespace gpuguard::engine {
 

@@ -6,7 +6,7 @@
 # and as a complete cluster, in each output format and with two threads; the examples linted and
 # mutated; and the webhook's handler (bench_admission) over a GPU Pod's AdmissionReview, validate
 # and mutate, against the examples as cluster state. On the 2-core development machine the
-# profiles made lint 7 % and the in-process admission handler 13 % faster (README, Performance).
+# profiles made lint 7 % and the in-process admission handler 13 % faster (bench/HISTORY.md).
 #
 #   scripts/pgo-build.sh [OUT [CMAKE_ARGS...]]      (default OUT: build/pgo; JOBS=nproc)
 set -euo pipefail
