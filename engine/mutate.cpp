@@ -138,8 +138,8 @@ bool apply_fix(json& object, const json& fix) {
 
 namespace {
 
-// An evaluated object's content, as JSON for the fixes: made of the document it read (the
-// original's, in the first round), else its body, taken back when the evaluation let go of it.
+// An evaluated object's content, as JSON for the fixes: made of the document it read, else its
+// body, taken back when the evaluation let go of it.
 json content_of(std::shared_ptr<Object> obj) {
   if (obj->doc) return obj->doc->json_of(obj->doc_root);
   return obj.use_count() == 1 ? obj->take_body() : obj->body();
@@ -155,11 +155,10 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
   const bool given = options.plan && &options.plan->registry() == &registry && &options.plan->config() == &config &&
                      !options.plan->only_rules().empty();
   const std::shared_ptr<const Plan> plan = given ? options.plan : mutation_plan(registry, config, options.only_rules);
-  auto unchanged = [&]() -> MutateResult& {
+  if (!plan) {  // no rule with a fix is enabled
     if (options.object) out.object = original.body();
     return out;
-  };
-  if (!plan) return unchanged();  // no rule with a fix is enabled
+  }
 
   for (int round = 0; round < options.max_rounds; ++round) {
     auto current = std::make_shared<Object>();
@@ -195,9 +194,13 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     eval.add(current);
     Result r = eval.finish();
     const bool fixes = std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.fix && !f.suppressed; });
-    if (round == 0 && !fixes) return unchanged();
-    // The evaluation holds the object no longer: its content comes back for the fixes.
-    out.object = content_of(std::move(current));
+    if (round == 0 && !fixes) {  // nothing to change
+      if (options.object) out.object = original.body();
+      return out;
+    }
+    // The evaluation holds the object no longer: its content comes back for the fixes (the first
+    // round's is the original's JSON, made once and kept for the patch's diff).
+    out.object = round == 0 ? json(original.body()) : content_of(std::move(current));
     bool changed = false;
     std::vector<Diagnostic> failures;
     for (const auto& f : r.findings) {

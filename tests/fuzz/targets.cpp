@@ -7,6 +7,7 @@
 #include "engine/config.h"
 #include "engine/evaluate.h"
 #include "engine/json_parse.h"
+#include "engine/node.h"
 #include "engine/load.h"
 #include "engine/mig.h"
 #include "engine/mutate.h"
@@ -83,7 +84,10 @@ int json(const uint8_t* data, size_t size) {
   const auto read = engine::parse_json_document(text_of(data, size), 100000, doc);
   if (body.is_discarded() != (read == engine::JsonDocumentRead::invalid)) __builtin_trap();
   if (body.is_discarded()) return 0;
-  if (!doc || !engine::identical(doc->json_of(doc->root()), engine::PositionIndex::from_json(body)->json_of(0))) __builtin_trap();
+  const auto reference = engine::PositionIndex::from_json(body);
+  if (!doc || !engine::identical(doc->json_of(doc->root()), reference->json_of(0)) || doc->size() != reference->size() ||
+      !engine::same_value(engine::Node(doc.get(), doc->root()), engine::Node(reference.get(), 0)))
+    __builtin_trap();
   engine::Object obj = engine::object_from_json(body);
   engine::Evaluation eval(registry(), default_config(), {});
   eval.add(engine::Object(obj));
