@@ -136,17 +136,6 @@ bool apply_fix(json& object, const json& fix) {
   return true;
 }
 
-namespace {
-
-// An evaluated object's content, as JSON for the fixes: made of the document it read, else its
-// body, taken back when the evaluation let go of it.
-json content_of(std::shared_ptr<Object> obj) {
-  if (obj->doc) return obj->doc->json_of(obj->doc_root);
-  return obj.use_count() == 1 ? obj->take_body() : obj->body();
-}
-
-}  // namespace
-
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
   MutateResult out;
@@ -199,8 +188,10 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
       return out;
     }
     // The evaluation holds the object no longer: its content comes back for the fixes (the first
-    // round's is the original's JSON, made once and kept for the patch's diff).
-    out.object = round == 0 ? json(original.body()) : content_of(std::move(current));
+    // round's is the original's JSON, made once and kept for the patch's diff; a later round's body
+    // is taken back rather than copied).
+    if (round == 0) out.object = original.body();
+    else out.object = current.use_count() == 1 ? current->take_body() : current->body();
     bool changed = false;
     std::vector<Diagnostic> failures;
     for (const auto& f : r.findings) {

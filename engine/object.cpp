@@ -138,9 +138,7 @@ void Object::set_body(json body) {
 }
 
 json Object::take_body() {
-  json out;
-  if (doc) out = body();  // a copy of the one made of the document
-  else out = std::move(body_);
+  json out = doc ? doc->json_of(doc_root) : std::move(body_);
   release_content();
   return out;
 }
@@ -172,16 +170,12 @@ void identify(Object& o, Node root) {
 // An object reading node `root` of `doc`.
 Object object_of(const std::shared_ptr<const PositionIndex>& doc, PositionIndex::NodeId root, Pos pos,
                  const SourceRef& source, uint32_t document, std::string item_pointer) {
-  Object o;
-  o.source = source;
+  Object o = object_from_node(doc, root, source);
   o.document = document;
   o.item_pointer = std::move(item_pointer);
-  o.doc = doc;
-  o.doc_root = root;
   o.positions = doc;
   o.pos_root = root;
   o.pos = pos;
-  identify(o, o.root());
   return o;
 }
 

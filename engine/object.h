@@ -132,7 +132,7 @@ struct Object {
   [[nodiscard]] const json& body() const;
   // Gives the object new content (a mutation's result): its document goes, root() reads `body`.
   void set_body(json body);
-  // The body, moved out (copied when the object has only its document); the object is left empty.
+  // The body, moved out (made of the document when the object has one); the object is left empty.
   [[nodiscard]] json take_body();
   // Frees what the object holds of its content (its views, JSON and document), once nothing reads it.
   void release_content();
