@@ -22,6 +22,33 @@ PositionIndex::NodeId PositionIndex::entry(NodeId n, std::string_view key) const
   return kNoNode;
 }
 
+void PositionIndex::describe(NodeId n, std::string& out) const {
+  const Pos p = pos(n);
+  out += std::to_string(p.line) + ":" + std::to_string(p.col) + " ";
+  switch (type(n)) {
+    case Type::null: out += "null"; return;
+    case Type::boolean: out += boolean(n) ? "true" : "false"; return;
+    case Type::integer: out += std::to_string(integer(n)); return;
+    case Type::floating: out += std::to_string(floating(n)); return;
+    case Type::string:
+      out += '"';
+      out += string(n);
+      out += '"';
+      return;
+    case Type::mapping:
+    case Type::sequence:
+      out += type(n) == Type::mapping ? "{" : "[";
+      for (const Child& c : children(n)) {
+        out += key(c);
+        out += "@" + std::to_string(c.key_pos.line) + ":" + std::to_string(c.key_pos.col) + "=";
+        describe(c.node, out);
+        out += ",";
+      }
+      out += type(n) == Type::mapping ? "}" : "]";
+      return;
+  }
+}
+
 PositionIndex::NodeId PositionIndex::item(NodeId n, size_t i) const {
   const Node& node = nodes_[n];
   if (node.type != Type::sequence || i >= node.count) return kNoNode;

@@ -114,6 +114,11 @@ class PositionIndex {
   [[nodiscard]] NodeId item(NodeId n, size_t i) const;
   [[nodiscard]] json json_of(NodeId n) const;
 
+  // Every live node of the subtree at `n` with its position (and a mapping entry's key with the
+  // key's), written out: two documents read alike give the same text (the tests and fuzz targets
+  // compare loads with it).
+  void describe(NodeId n, std::string& out) const;
+
   // A document of a JSON value (an AdmissionReview's object, an object read from the API server):
   // its nodes have no positions.
   [[nodiscard]] static std::shared_ptr<PositionIndex> from_json(const json& value);

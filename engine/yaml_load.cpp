@@ -1,4 +1,5 @@
 #include "engine/yaml_load.h"
+#include "engine/yaml_block.h"
 
 #include <yaml.h>
 
@@ -331,7 +332,7 @@ class DocumentBuilder {
       case YAML_SEQUENCE_START_EVENT: on_start(ev, false); break;
       case YAML_MAPPING_START_EVENT: on_start(ev, true); break;
       case YAML_SEQUENCE_END_EVENT:
-      case YAML_MAPPING_END_EVENT: on_end(); break;
+      case YAML_MAPPING_END_EVENT: end(); break;
       case YAML_ALIAS_EVENT: on_alias(ev); break;
       default: break;
     }
@@ -421,16 +422,22 @@ class DocumentBuilder {
 
   void on_scalar(const yaml_event_t& ev) {
     const auto& sc = ev.data.scalar;
-    Pos pos = to_pos(ev.start_mark, line_offset_);
-    if (sc.length > limits_.max_scalar_bytes) {
-      fail(pos, "scalar of " + std::to_string(sc.length) + " bytes is over the limit of " +
+    std::string_view tag = sc.tag ? std::string_view(reinterpret_cast<const char*>(sc.tag)) : "";
+    if (tag == "!") tag = "";  // the non-specific tag: go-yaml resolves it like a plain scalar
+    scalar(std::string_view(reinterpret_cast<const char*>(sc.value), sc.length),
+           (sc.plain_implicit != 0 || sc.tag != nullptr) && tag.empty(), tag,
+           sc.anchor ? reinterpret_cast<const char*>(sc.anchor) : nullptr, to_pos(ev.start_mark, line_offset_));
+  }
+
+ public:
+  // A scalar: its text, whether it is plain (resolved by YAML 1.1 rules) or a string (quoted,
+  // block), its explicit tag ("" for none) and anchor (null for none).
+  void scalar(std::string_view text, bool plain, std::string_view tag, const char* anchor, Pos pos) {
+    if (text.size() > limits_.max_scalar_bytes) {
+      fail(pos, "scalar of " + std::to_string(text.size()) + " bytes is over the limit of " +
                     std::to_string(limits_.max_scalar_bytes) + " bytes");
       return;
     }
-    std::string_view text(reinterpret_cast<const char*>(sc.value), sc.length);
-    std::string_view tag = sc.tag ? std::string_view(reinterpret_cast<const char*>(sc.tag)) : "";
-    if (tag == "!") tag = "";  // the non-specific tag: go-yaml resolves it like a plain scalar
-    const bool plain = (sc.plain_implicit != 0 || sc.tag != nullptr) && tag.empty();
 
     if (!count_node(pos, 1, false)) return;
     // Keys, the common case: a string key needs no value.
@@ -489,9 +496,11 @@ class DocumentBuilder {
       }
       default: break;
     }
-    if (sc.anchor) add_anchor(reinterpret_cast<const char*>(sc.anchor), id);
+    if (anchor) add_anchor(anchor, id);
     deliver(id);
   }
+
+ private:
 
   // Explicit tags (go-yaml v2 resolve(): only "", !!str, !!bool, !!int, !!float, !!null and
   // !!timestamp are resolved; other tags keep the text; !!binary is base64-decoded).
@@ -598,7 +607,13 @@ class DocumentBuilder {
   }
 
   void on_start(const yaml_event_t& ev, bool is_map) {
-    Pos pos = to_pos(ev.start_mark, line_offset_);
+    const yaml_char_t* anchor = is_map ? ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
+    start(is_map, anchor ? reinterpret_cast<const char*>(anchor) : nullptr, to_pos(ev.start_mark, line_offset_));
+  }
+
+ public:
+  // A mapping or sequence starts (its anchor: null for none); end() ends it.
+  void start(bool is_map, const char* anchor, Pos pos) {
     if (expecting_key()) {
       fail(pos, std::string("a ") + (is_map ? "mapping" : "sequence") + " cannot be a mapping key");
       return;
@@ -612,11 +627,10 @@ class DocumentBuilder {
     Frame& g = frames_.emplace_back();
     g.node = id;
     g.is_map = is_map;
-    const yaml_char_t* anchor = is_map ? ev.data.mapping_start.anchor : ev.data.sequence_start.anchor;
-    if (anchor) g.anchor = reinterpret_cast<const char*>(anchor);
+    if (anchor) g.anchor = anchor;
   }
 
-  void on_end() {
+  void end() {
     if (frames_.empty()) return;
     Frame& f = frames_.back();
     if (f.is_map && f.have_key) {  // cannot happen with a well-formed event stream
@@ -630,6 +644,10 @@ class DocumentBuilder {
     deliver(id);
   }
 
+  // Whether the document failed (its remaining events are to be skipped).
+  [[nodiscard]] bool failed() const { return error_.has_value(); }
+
+ private:
   void on_alias(const yaml_event_t& ev) {
     Pos pos = to_pos(ev.start_mark, line_offset_);
     std::string name(reinterpret_cast<const char*>(ev.data.alias.anchor));
@@ -995,14 +1013,16 @@ std::string libyaml_message(const yaml_parser_t& p, uint32_t line_offset) {
 
 namespace {
 
-enum class PartEnd : uint8_t { done, resume };
+// done: the part is read (or the rest of it cannot be); resume: an error, go on at `resume_at`;
+// document: the first document is read (parse_part's `one_document`) and another starts after it.
+enum class PartEnd : uint8_t { done, resume, document };
 
 // Parses `part` (which starts at a line start, `line_offset` lines into the file) with libyaml.
 // On an error it reports it and tells where the next document starts (`resume_at`), or that the
 // rest of the part cannot be read.
 PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_index, std::string_view file,
                    const YamlLimits& limits, const std::function<void(YamlDocument&&)>& on_document,
-                   std::vector<Diagnostic>& diagnostics, size_t& resume_at) {
+                   std::vector<Diagnostic>& diagnostics, size_t& resume_at, bool one_document = false) {
   Parser parser;
   if (!parser.live) {
     diagnostics.push_back({Severity::error, std::string(file), {}, "cannot initialise the YAML parser"});
@@ -1012,15 +1032,20 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
   yaml_parser_set_input(&parser.p, feed_handler, &feed);
   DocumentBuilder builder(limits, file, line_offset, diagnostics);
   bool in_document = false;
+  bool ended = false;  // a document ended
   Pos doc_pos;
+  uint32_t doc_mark_line = 0;  // the line of `part` the current document starts at
   for (;;) {
     Event e;
     if (!yaml_parser_parse(&parser.p, &e.ev)) break;
     e.live = true;
     auto type = e.ev.type;
     if (type == YAML_DOCUMENT_START_EVENT) {
+      // One document: it ended, and what follows it is a document, not an error.
+      if (one_document && ended) return PartEnd::document;
       in_document = true;
       doc_pos = to_pos(e.ev.start_mark, line_offset);
+      doc_mark_line = static_cast<uint32_t>(e.ev.start_mark.line);
       feed.doc_start = feed.fed;
       builder.start_document();
     } else if (type == YAML_DOCUMENT_END_EVENT) {
@@ -1028,6 +1053,7 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
       YamlDocument doc;
       doc.index = doc_index++;
       if (builder.end_document(doc)) on_document(std::move(doc));
+      ended = true;
     } else if (type == YAML_STREAM_END_EVENT) {
       return PartEnd::done;
     } else {
@@ -1059,10 +1085,84 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
   // The next document marker at or after the failing line; a marker on that very line starts a
   // new document (an unterminated quote runs into the next `---`), but only if that moves on.
   size_t next = next_document(part, std::min(resume_from, part.size()));
+  // Not the marker the failing document itself starts at (an error on its `---` line): that would
+  // read the same document, and report the same error, again.
+  if (next != std::string_view::npos && in_document && next == line_start(part, doc_mark_line))
+    next = next_document(part, next + 1);
   if (next == 0 && !part.empty()) next = next_document(part, 1);
   if (next == std::string_view::npos || next == 0) return PartEnd::done;
   resume_at = next;
   return PartEnd::resume;
+}
+
+// The documents of `part` in turn: those engine/yaml_block.h's reader takes are built from its
+// events; each it refuses is left to libyaml (parse_part, which reads on past the document exactly
+// as it would have in a stream parsed whole, so an error is reported where it would have been). A
+// part with document end markers (`...`) or directives (`%`) is left to libyaml from there on, and
+// so is a first document without `---` that the reader refuses (libyaml may find no document in
+// it and read the next one as its first), and a part with line breaks other than \n. Returns as
+// parse_part does.
+PartEnd parse_part_fast(std::string_view part, uint32_t line_offset, uint32_t& doc_index, std::string_view file,
+                        const YamlLimits& limits, const std::function<void(YamlDocument&&)>& on_document,
+                        std::vector<Diagnostic>& diagnostics, size_t& resume_at) {
+  DocumentBuilder builder(limits, file, line_offset, diagnostics);
+  BlockEvents read;
+  size_t start = 0;
+  uint32_t lines_before = 0;  // lines of `part` before `start`
+  auto by_libyaml = [&](bool one_document) {
+    size_t inner = 0;
+    const PartEnd end = parse_part(part.substr(start), line_offset + lines_before, doc_index, file, limits, on_document,
+                                   diagnostics, inner, one_document);
+    if (end == PartEnd::resume) resume_at = start + inner;
+    return end;
+  };
+  // Line breaks other than \n (\r, and NEL, LS, PS in UTF-8) count as lines for libyaml and may
+  // put a `---` at a line start: the documents would not be cut, nor lines counted, as it does.
+  auto has = [&](std::string_view bytes) { return part.find(bytes) != std::string_view::npos; };
+  if (has("\r") || has("\xC2\x85") || has("\xE2\x80\xA8") || has("\xE2\x80\xA9")) return by_libyaml(false);
+  while (start < part.size()) {
+    // The document: up to the next line that starts with `---`.
+    size_t end = part.size();
+    uint32_t lines = 0;
+    for (size_t off = start;;) {
+      if (off != start && is_marker_line(part, off, "---")) {
+        end = off;
+        break;
+      }
+      if (part[off] == '%' || is_marker_line(part, off, "...")) return by_libyaml(false);
+      const void* nl = std::memchr(part.data() + off, '\n', part.size() - off);
+      if (!nl) break;
+      ++lines;
+      off = static_cast<size_t>(static_cast<const char*>(nl) - part.data()) + 1;
+      if (off >= part.size()) break;
+    }
+    const std::string_view text = part.substr(start, end - start);
+    const BlockRead r = text.size() > limits.max_document_bytes ? BlockRead::refused : read_block_document(text, read);
+    if (r == BlockRead::refused) {
+      if (!is_marker_line(part, start, "---")) return by_libyaml(false);
+      const PartEnd e = by_libyaml(true);
+      if (e != PartEnd::document) return e;
+    } else if (r == BlockRead::document) {
+      builder.start_document();
+      const uint32_t first = line_offset + lines_before + 1;
+      for (const BlockEvent& e : read.events) {
+        if (builder.failed()) break;
+        const Pos pos{first + e.line, e.col + 1};
+        switch (e.kind) {
+          case BlockEvent::Kind::scalar: builder.scalar(read.text(e, text), e.plain, "", nullptr, pos); break;
+          case BlockEvent::Kind::mapping: builder.start(true, nullptr, pos); break;
+          case BlockEvent::Kind::sequence: builder.start(false, nullptr, pos); break;
+          case BlockEvent::Kind::end: builder.end(); break;
+        }
+      }
+      YamlDocument doc;
+      doc.index = doc_index++;
+      if (builder.end_document(doc)) on_document(std::move(doc));
+    }
+    lines_before += lines;
+    start = end;
+  }
+  return PartEnd::done;
 }
 
 uint32_t count_lines(std::string_view s) {
@@ -1094,7 +1194,9 @@ uint32_t load_yaml_stream(std::string_view text, std::string_view file, const Ya
     size_t resume_at = 0;
     PartEnd end = PartEnd::done;
     if (!clean.empty() || bad.offset == std::string_view::npos)
-      end = parse_part(clean, line_offset, doc_index, file, limits, on_document, diagnostics, resume_at);
+      end = limits.block_reader && !utf16
+                ? parse_part_fast(clean, line_offset, doc_index, file, limits, on_document, diagnostics, resume_at)
+                : parse_part(clean, line_offset, doc_index, file, limits, on_document, diagnostics, resume_at);
     if (end == PartEnd::resume) {
       line_offset += count_lines(part.substr(0, resume_at));
       offset += resume_at;

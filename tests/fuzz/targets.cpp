@@ -1,6 +1,8 @@
 #include "tests/fuzz/targets.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -44,15 +46,31 @@ engine::LoadOptions small_limits() {
 
 }  // namespace
 
+// Loads the input with engine/yaml_block.h's reader and without it (libyaml alone): the
+// documents, their positions and the diagnostics must be the same.
 int yaml(const uint8_t* data, size_t size) {
-  std::vector<engine::Diagnostic> diags;
-  size_t documents = 0;
-  engine::load_yaml_stream(text_of(data, size), "fuzz.yaml", small_limits().yaml,
-                           [&](engine::YamlDocument&& d) {
-                             ++documents;
-                             (void)d.positions->resolve("/metadata/name");
-                           },
-                           diags);
+  std::string loads[2];
+  for (const bool block_reader : {true, false}) {
+    engine::YamlLimits limits = small_limits().yaml;
+    limits.block_reader = block_reader;
+    std::vector<engine::Diagnostic> diags;
+    std::string& out = loads[block_reader ? 0 : 1];
+    const uint32_t used = engine::load_yaml_stream(text_of(data, size), "fuzz.yaml", limits,
+                                                   [&](engine::YamlDocument&& d) {
+                                                     (void)d.positions->resolve("/metadata/name");
+                                                     out += "document " + std::to_string(d.index) + ": ";
+                                                     d.positions->describe(d.positions->root(), out);
+                                                     out += "\n";
+                                                   },
+                                                   diags);
+    for (const auto& d : diags)
+      out += "diagnostic " + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.col) + " " + d.message + "\n";
+    out += "indices " + std::to_string(used) + "\n";
+  }
+  if (loads[0] != loads[1]) {
+    std::fprintf(stderr, "the block reader's load differs from libyaml's:\n%s\n--- libyaml:\n%s\n", loads[0].c_str(), loads[1].c_str());
+    std::abort();
+  }
   return 0;
 }
 

@@ -500,4 +500,23 @@ TEST_CASE("resolve_plain_scalar is total") {
   CHECK(resolve_plain_scalar("1__2").i == 12);
 }
 
+TEST_CASE("an error on a document's own `---` line is reported once, and loading goes on after it") {
+  // The error stops the document that starts at that marker: going on from the same marker read it,
+  // and reported the error, a second time (the fuzz target `yaml` found it).
+  for (const bool block_reader : {true, false}) {
+    YamlLimits limits;
+    limits.block_reader = block_reader;
+    std::vector<Diagnostic> diags;
+    std::vector<uint32_t> indices;
+    const uint32_t used = load_yaml_stream("a: 1\n--- clusters:\n  - w\n---\nb: 2\n", "f.yaml", limits,
+                                           [&](YamlDocument&& d) { indices.push_back(d.index); }, diags);
+    CAPTURE(block_reader);
+    REQUIRE(diags.size() == 1);
+    CHECK(diags[0].pos.line == 2);
+    CHECK(diags[0].pos.col == 13);
+    CHECK(indices == std::vector<uint32_t>{0, 2});
+    CHECK(used == 3);
+  }
+}
+
 }  // TEST_SUITE
