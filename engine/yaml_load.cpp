@@ -1034,7 +1034,8 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
   bool in_document = false;
   bool ended = false;  // a document ended
   Pos doc_pos;
-  uint32_t doc_mark_line = 0;  // the line of `part` the current document starts at
+  bool started = false;        // a document started
+  uint32_t doc_mark_line = 0;  // the line of `part` the last document started at
   for (;;) {
     Event e;
     if (!yaml_parser_parse(&parser.p, &e.ev)) break;
@@ -1044,6 +1045,7 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
       // One document: it ended, and what follows it is a document, not an error.
       if (one_document && ended) return PartEnd::document;
       in_document = true;
+      started = true;
       doc_pos = to_pos(e.ev.start_mark, line_offset);
       doc_mark_line = static_cast<uint32_t>(e.ev.start_mark.line);
       feed.doc_start = feed.fed;
@@ -1085,9 +1087,9 @@ PartEnd parse_part(std::string_view part, uint32_t line_offset, uint32_t& doc_in
   // The next document marker at or after the failing line; a marker on that very line starts a
   // new document (an unterminated quote runs into the next `---`), but only if that moves on.
   size_t next = next_document(part, std::min(resume_from, part.size()));
-  // Not the marker the failing document itself starts at (an error on its `---` line): that would
-  // read the same document, and report the same error, again.
-  if (next != std::string_view::npos && in_document && next == line_start(part, doc_mark_line))
+  // Not the marker the last document read started at (an error on its `---` line, in it or just
+  // after it): that would read the same document, and report the same error, again.
+  if (next != std::string_view::npos && started && next == line_start(part, doc_mark_line))
     next = next_document(part, next + 1);
   if (next == 0 && !part.empty()) next = next_document(part, 1);
   if (next == std::string_view::npos || next == 0) return PartEnd::done;

@@ -516,6 +516,14 @@ TEST_CASE("an error on a document's own `---` line is reported once, and loading
     CHECK(diags[0].pos.col == 13);
     CHECK(indices == std::vector<uint32_t>{0, 2});
     CHECK(used == 3);
+    // An error just after a document that ends on its own `---` line: the document once, the error once.
+    diags.clear();
+    indices.clear();
+    load_yaml_stream("a: 1\n--- {b: 2}}\n---\nc: 3\n", "f.yaml", limits, [&](YamlDocument&& d) { indices.push_back(d.index); }, diags);
+    REQUIRE(diags.size() == 1);
+    CHECK(diags[0].pos.line == 2);
+    CHECK(diags[0].pos.col == 11);
+    CHECK(indices == std::vector<uint32_t>{0, 1, 2});
   }
 }
 
