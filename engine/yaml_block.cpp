@@ -139,8 +139,9 @@ class Reader {
     stack_.clear();
     if (out_.events.empty()) {
       if (!explicit_start) return BlockRead::no_document;
-      // `---` and nothing: libyaml's empty (null) document, its scalar where the stream ends.
-      emit_scalar(true, newline_ ? line_no_ + 1 : line_no_, newline_ ? 0 : static_cast<uint32_t>(line_.size()), 0, 0);
+      // `---` and nothing: libyaml's empty (null) document, its scalar where the stream ends (at the
+      // start of the line after the last: fetch_stream_end moves to a new line).
+      emit_scalar(true, line_no_ + 1, 0, 0, 0);
     }
     return BlockRead::document;
   }
@@ -314,9 +315,11 @@ class Reader {
     for (;;) {
       if (i >= l.size()) return false;
       if (map) {
+        const size_t key = i;
         if (!flow_scalar(i)) return false;  // the key
         skip_spaces(i);
         if (i >= l.size() || l[i] != ':' || !is_space_or_end(l, i + 1)) return false;
+        if (i - key > kMaxSimpleKey) return false;  // libyaml no longer takes it for a key
         ++i;
         skip_spaces(i);
         if (i >= l.size()) return false;

@@ -190,6 +190,8 @@ TEST_CASE("the block reader gives libyaml's events for manifests in block style,
       {"---\na:\n- 1\n- x: y\n  z:\n  -\n  - ''\nb: |\n  line 1\n\n   line 2\n  # not a comment\nc: |-\n  x\nd:\ne: {}\nf: []\n", true},
       {"# only a comment\n\n", true},
       {"---\n# an empty document\n", true},
+      {"---", true},                     // an empty document at the end, without a line break
+      {"---\n# c", true},
       {"--- # c\nk: v # c\nl: \"q\" # c\n", true},
       {"k: -1\nl: ?x\nm: :y\nn: a#b\no: 'a\"b'\np: \"a'b\"\nq: http://x:1/y\n", true},
       {"- - a\n", false},              // a sequence in a sequence on one line
@@ -216,6 +218,8 @@ TEST_CASE("the block reader gives libyaml's events for manifests in block style,
       {"just a scalar\n", false},      // a scalar root
       {"k: |\n\n  x\n", false},        // a blank line before a literal's content
       {"k: v\n- a\n", false},          // libyaml refuses
+      {"a: {" + std::string(1025, 'k') + ": v}\n", false},  // a flow key too long for libyaml
+      {"a: {" + std::string(1024, 'k') + ": v}\n", true},
   };
   for (const Case& c : cases) {
     CAPTURE(c.text);
