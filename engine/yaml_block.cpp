@@ -39,6 +39,17 @@ bool rest_is_blank(std::string_view line, size_t i) {
   return i == line.size() || line[i] == '#';
 }
 
+// The closing quote of a single-line quoted scalar whose opening quote is at `p`, or npos when
+// the reader leaves it to libyaml (it runs on to another line, or holds an escape or a doubled quote).
+size_t quoted_end(std::string_view line, size_t p) {
+  const char q = line[p];
+  const size_t close = line.find(q, p + 1);
+  if (close == std::string_view::npos) return close;
+  if (q == '"' && line.substr(p + 1, close - p - 1).find('\\') != std::string_view::npos) return std::string_view::npos;
+  if (q == '\'' && close + 1 < line.size() && line[close + 1] == '\'') return std::string_view::npos;
+  return close;
+}
+
 class Reader {
  public:
   Reader(std::string_view text, BlockEvents& out) : t_(text), out_(out) {}
@@ -92,15 +103,27 @@ class Reader {
     return i;
   }
 
-  bool next_line() {
-    if (cursor_ >= t_.size()) return false;
-    if (started_) ++line_no_;
-    started_ = true;
+  // The line at the cursor (there must be one), not taken yet.
+  struct Line {
+    std::string_view text;
+    bool newline = false;
+    size_t next = 0;  // where the line after it starts
+  };
+  [[nodiscard]] Line peek() const {
     const void* nl = std::memchr(t_.data() + cursor_, '\n', t_.size() - cursor_);
     const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - t_.data()) : t_.size();
-    line_ = t_.substr(cursor_, end - cursor_);
-    newline_ = nl != nullptr;
-    cursor_ = nl ? end + 1 : t_.size();
+    return Line{t_.substr(cursor_, end - cursor_), nl != nullptr, nl ? end + 1 : t_.size()};
+  }
+  void take(const Line& l) {
+    if (started_) ++line_no_;
+    started_ = true;
+    line_ = l.text;
+    newline_ = l.newline;
+    cursor_ = l.next;
+  }
+  bool next_line() {
+    if (cursor_ >= t_.size()) return false;
+    take(peek());
     return true;
   }
 
@@ -195,10 +218,8 @@ class Reader {
     const std::string_view l = line_;
     const char c = l[p];
     if (c == '"' || c == '\'') {
-      const size_t close = l.find(c, p + 1);
-      if (close == std::string_view::npos) return KeyScan::refused;  // runs on to another line
-      if (c == '"' && l.substr(p + 1, close - p - 1).find('\\') != std::string_view::npos) return KeyScan::refused;
-      if (c == '\'' && close + 1 < l.size() && l[close + 1] == '\'') return KeyScan::refused;
+      const size_t close = quoted_end(l, p);
+      if (close == std::string_view::npos) return KeyScan::refused;
       size_t after = close + 1;
       while (after < l.size() && l[after] == ' ') ++after;
       if (after < l.size() && l[after] == ':' && is_space_or_end(l, after + 1)) {
@@ -268,13 +289,8 @@ class Reader {
     const char c = l[q];
     if (c == '|') return literal(q);
     if (c == '"' || c == '\'') {
-      const size_t close = l.find(c, q + 1);
-      if (close == std::string_view::npos) return false;
-      if (c == '"' && l.substr(q + 1, close - q - 1).find('\\') != std::string_view::npos) return false;
-      if (c == '\'' && close + 1 < l.size() && l[close + 1] == '\'') return false;
-      if (!rest_is_blank(l, close + 1)) return false;
-      emit_scalar(false, line_no_, static_cast<uint32_t>(q), offset_of(q + 1), static_cast<uint32_t>(close - q - 1));
-      return true;
+      size_t i = q;
+      return quoted(i) && rest_is_blank(l, i);
     }
     if (c == '{' || c == '[') {
       size_t i = q;
@@ -343,19 +359,20 @@ class Reader {
     }
   }
 
+  // A quoted scalar at `i` (its opening quote); `i` ends just after its closing quote.
+  bool quoted(size_t& i) {
+    const size_t close = quoted_end(line_, i);
+    if (close == std::string_view::npos) return false;
+    emit_scalar(false, line_no_, static_cast<uint32_t>(i), offset_of(i + 1), static_cast<uint32_t>(close - i - 1));
+    i = close + 1;
+    return true;
+  }
+
   // A scalar in a flow collection at `i`: quoted, or plain up to a flow indicator or `: `.
   bool flow_scalar(size_t& i) {
     const std::string_view l = line_;
     const char c = l[i];
-    if (c == '"' || c == '\'') {
-      const size_t close = l.find(c, i + 1);
-      if (close == std::string_view::npos) return false;
-      if (c == '"' && l.substr(i + 1, close - i - 1).find('\\') != std::string_view::npos) return false;
-      if (c == '\'' && close + 1 < l.size() && l[close + 1] == '\'') return false;
-      emit_scalar(false, line_no_, static_cast<uint32_t>(i), offset_of(i + 1), static_cast<uint32_t>(close - i - 1));
-      i = close + 1;
-      return true;
-    }
+    if (c == '"' || c == '\'') return quoted(i);
     // In a flow collection `?` and `:` always start a key or a value.
     if (!plain_start(l, i) || c == '?' || c == ':') return false;
     const size_t begin = i;
@@ -392,10 +409,8 @@ class Reader {
     bool any = false;
     bool last_newline = true;
     while (cursor_ < t_.size()) {
-      const size_t at = cursor_;
-      const void* nl = std::memchr(t_.data() + at, '\n', t_.size() - at);
-      const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - t_.data()) : t_.size();
-      const std::string_view next = t_.substr(at, end - at);
+      const Line line = peek();
+      const std::string_view next = line.text;
       const size_t ind = indent(next);
       if (ind == next.size()) {  // blank
         if (!any) return false;  // blank lines before the content: libyaml's indentation rules
@@ -411,13 +426,9 @@ class Reader {
         out_.arena.append(next.substr(m));
         any = true;
         blanks = 0;
-        last_newline = nl != nullptr;
+        last_newline = line.newline;
       }
-      // This line is the literal's: take it.
-      line_ = next;
-      ++line_no_;
-      newline_ = nl != nullptr;
-      cursor_ = nl ? end + 1 : t_.size();
+      take(line);  // the literal's line
     }
     if (any && !strip) {
       if (!last_newline) return false;
