@@ -147,6 +147,9 @@ spec:
     auto* st = static_cast<State*>(ctx.state());
     if (!st->gpus && inv.list("nvidia.com", "ClusterPolicy").empty()) return;
     const auto rules = inv.list("monitoring.coreos.com", "PrometheusRule");
+    // The finding is about the scope, or about a PrometheusRule: where only the admitted object is
+    // in focus (the webhook), it is reported only when that object is a PrometheusRule.
+    if (ctx.focused() && (rules.empty() || !ctx.in_focus(*ctx.subject(rules)))) return;
     // Recording rules: series → DCGM metrics it is computed from (followed a few levels deep).
     std::map<std::string, std::set<std::string>, std::less<>> recorded;
     std::vector<std::pair<std::string, std::string>> records;  // (record, expr)

@@ -131,10 +131,12 @@ spec:
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
     if (!inv.complete()) return;
+    const auto& refs = static_cast<State*>(ctx.state())->refs;
+    if (refs.empty()) return;  // nothing names a class (the webhook's pod, mostly)
     std::set<std::string, std::less<>> classes, workload_classes;
     for (const Object* pc : inv.list("scheduling.k8s.io", "PriorityClass")) classes.insert(pc->name);
     for (const Object* wpc : inv.list("kueue.x-k8s.io", "WorkloadPriorityClass")) workload_classes.insert(wpc->name);
-    for (const auto& r : static_cast<State*>(ctx.state())->refs) {
+    for (const auto& r : refs) {
       const auto& n = r.named;
       const std::string who = display(r.object);
       if (n.kind == priority::ClassKind::workload) {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "engine/evaluate.h"
 #include "engine/json_parse.h"
@@ -238,6 +239,38 @@ TEST_CASE("the cluster state: a sixth PriorityClass warns, the count is over the
   CHECK_FALSE(u.body["response"].contains("warnings"));
   // Without state, the rule does not speak.
   CHECK_FALSE(call(a, Endpoint::validate, review(pc("pc-new")).dump()).body["response"].contains("warnings"));
+}
+
+TEST_CASE("cross-object findings reach the webhook only on the object under review") {
+  auto cfg = config();
+  Admission a(test::registry(), cfg);
+  // The GPU Operator's ClusterPolicy says the cluster has GPUs (gpu-alerts-missing speaks only then).
+  auto state = state_of(pcs(5) + "---\napiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cluster-policy}\n", *cfg);
+  auto rules_of = [](const Call& c) {
+    std::set<std::string> out;
+    for (const auto& f : c.outcome.findings) out.insert(f.rule);
+    return out;
+  };
+  // gpu-alerts-missing speaks of the scope (no PrometheusRule) or of a PrometheusRule: not on a pod.
+  json pod = gpu_pod(true);
+  pod["spec"]["priorityClassName"] = "pc1";
+  auto p = call(a, Endpoint::validate, review(pod).dump(), state);
+  CHECK(rules_of(p).count("gpu-alerts-missing") == 0);
+  // On a PrometheusRule under review it does, counting the alerts of that rule.
+  const json prometheus_rule = {
+      {"apiVersion", "monitoring.coreos.com/v1"},
+      {"kind", "PrometheusRule"},
+      {"metadata", {{"name", "gpu-alerts"}, {"namespace", "ml"}}},
+      {"spec", {{"groups", {{{"name", "gpu"}, {"rules", {{{"alert", "GpuHot"}, {"expr", "DCGM_FI_DEV_GPU_TEMP > 85"}}}}}}}}}};
+  auto r = call(a, Endpoint::validate, review(prometheus_rule).dump(), state);
+  REQUIRE(rules_of(r).count("gpu-alerts-missing") == 1);
+  for (const auto& f : r.outcome.findings)
+    if (f.rule == "gpu-alerts-missing") CHECK(f.message.find("(1 of the seed's 3 core GPU alerts present)") != std::string::npos);
+  // priority-class-unknown: a class the state lacks, and none named at all.
+  pod["spec"]["priorityClassName"] = "training";
+  CHECK(rules_of(call(a, Endpoint::validate, review(pod).dump(), state)).count("priority-class-unknown") == 1);
+  pod["spec"].erase("priorityClassName");
+  CHECK(rules_of(call(a, Endpoint::validate, review(pod).dump(), state)).count("priority-class-unknown") == 0);
 }
 
 TEST_CASE("a cluster state that is not whole (a broken watch) says so in a warning; the mutating webhook does not") {
