@@ -216,7 +216,7 @@ class FinishContext {
   virtual void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
                       std::optional<json> fix = std::nullopt) = 0;
   // A finding about the scope as a whole (no object carries it, e.g. "no PriorityClass at all").
-  // Not reported where only some objects are in focus (focused() is not null: the webhook).
+  // Dropped whenever focused() is not null (the webhook: only the admitted object is in focus).
   virtual void report_scope(std::string message) = 0;
   // As CheckContext::fixes_wanted.
   [[nodiscard]] virtual bool fixes_wanted() const = 0;

@@ -262,10 +262,26 @@ TEST_CASE("cross-object findings reach the webhook only on the object under revi
       {"kind", "PrometheusRule"},
       {"metadata", {{"name", "gpu-alerts"}, {"namespace", "ml"}}},
       {"spec", {{"groups", {{{"name", "gpu"}, {"rules", {{{"alert", "GpuHot"}, {"expr", "DCGM_FI_DEV_GPU_TEMP > 85"}}}}}}}}}};
+  auto message_of = [&](const Call& c) {
+    for (const auto& f : c.outcome.findings)
+      if (f.rule == "gpu-alerts-missing") return f.message;
+    return std::string();
+  };
   auto r = call(a, Endpoint::validate, review(prometheus_rule).dump(), state);
-  REQUIRE(rules_of(r).count("gpu-alerts-missing") == 1);
-  for (const auto& f : r.outcome.findings)
-    if (f.rule == "gpu-alerts-missing") CHECK(f.message.find("(1 of the seed's 3 core GPU alerts present)") != std::string::npos);
+  CHECK(message_of(r).find("(1 of the seed's 3 core GPU alerts present)") != std::string::npos);
+  // With that rule in the cluster state: still nothing on a pod (the finding would be the state's
+  // rule's), and a second rule under review gets it, counting the alerts of both.
+  auto with_rule = state_of(pcs(5) + "---\napiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: cluster-policy}\n---\n" +
+                                prometheus_rule.dump() + "\n",
+                            *cfg);
+  pod["spec"]["priorityClassName"] = "pc1";
+  CHECK(rules_of(call(a, Endpoint::validate, review(pod).dump(), with_rule)).count("gpu-alerts-missing") == 0);
+  json memory_rule = prometheus_rule;
+  memory_rule["metadata"]["name"] = "memory-alerts";
+  memory_rule["spec"]["groups"][0]["rules"][0] = {{"alert", "GpuMemoryHigh"},
+                                                  {"expr", "DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE) > 0.9"}};
+  CHECK(message_of(call(a, Endpoint::validate, review(memory_rule).dump(), with_rule)).find("(2 of the seed's 3 core GPU alerts present)") !=
+        std::string::npos);
   // priority-class-unknown: a class the state lacks, and none named at all.
   pod["spec"]["priorityClassName"] = "training";
   CHECK(rules_of(call(a, Endpoint::validate, review(pod).dump(), state)).count("priority-class-unknown") == 1);
