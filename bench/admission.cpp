@@ -29,10 +29,8 @@
 using namespace gpuguard;
 
 namespace {
-volatile unsigned evict_sink = 0;  // BENCH_EVICT_KIB's reads are not dead
-}  // namespace
 
-namespace {
+volatile unsigned evict_sink = 0;  // BENCH_EVICT_KIB's reads are not dead
 
 int run(int argc, char** argv) {
   if (argc < 3) {
