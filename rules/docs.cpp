@@ -23,11 +23,33 @@ std::string param_default(const engine::ParamSpec& p) {
   return "`" + p.default_value.dump() + "`";
 }
 
+std::string kind_name(const engine::KindRef& k) { return k.kind + (k.group.empty() ? "" : " (" + k.group + ")"); }
+
 std::string reads_list(const RuleInfo& info) {
   std::string out;
-  for (const auto& k : info.reads) {
-    if (!out.empty()) out += ", ";
-    out += k.kind + (k.group.empty() ? "" : " (" + k.group + ")");
+  for (const auto& k : info.reads) out += (out.empty() ? "" : ", ") + kind_name(k);
+  return out;
+}
+
+// The kinds a rule reports on (its `checks`: what the webhook admits it for). The pod template
+// kinds are named as one group, with the few it leaves out.
+std::string reports_on(const RuleInfo& info) {
+  if (info.checks.empty() || std::any_of(info.checks.begin(), info.checks.end(), [](const auto& k) { return k.kind == "*"; }))
+    return info.reads.empty() && info.observes.empty() ? "every kind" : "the whole cluster (no one object)";
+  const auto& pods = engine::pod_template_kinds();
+  auto checked = [&](const engine::KindRef& k) { return std::find(info.checks.begin(), info.checks.end(), k) != info.checks.end(); };
+  const bool as_group = std::count_if(pods.begin(), pods.end(), checked) + 3 >= static_cast<std::ptrdiff_t>(pods.size());
+  std::string out;
+  if (as_group) {
+    out = "Pods and the kinds with a pod template";
+    std::string left_out;
+    for (const auto& k : pods)
+      if (!checked(k)) left_out += (left_out.empty() ? "" : ", ") + kind_name(k);
+    if (!left_out.empty()) out += " except " + left_out;
+  }
+  for (const auto& k : info.checks) {
+    if (as_group && std::find(pods.begin(), pods.end(), k) != pods.end()) continue;
+    out += (out.empty() ? "" : ", ") + kind_name(k);
   }
   return out;
 }
@@ -85,6 +107,7 @@ std::string rule_page_markdown(const Rule& rule) {
     << "| Seed section | " << i.seed << " |\n"
     << "| Fix | " << (i.has_fix ? "yes: `gpuguard mutate` and the mutating webhook apply it" : "no") << " |\n"
     << "| Needs the whole cluster | " << (i.needs_complete ? "yes (`--complete`, or the webhook's state)" : "no") << " |\n";
+  o << "| Reports on | " << reports_on(i) << " |\n";
   if (!i.reads.empty()) o << "| Reads | " << reads_list(i) << " |\n";
   o << "\n## Why\n\n" << i.full_rationale() << "\n\n## What to do\n\n" << i.remediation << "\n";
   if (!i.params.empty()) {
@@ -111,6 +134,7 @@ std::string rule_explain_text(const Rule& rule) {
     << "What to do:\n" << i.remediation << "\n";
   if (i.has_fix) o << "\nFix: yes (gpuguard mutate, and the mutating webhook)\n";
   if (i.needs_complete) o << "Needs the whole cluster: yes (--complete, or the webhook's state)\n";
+  o << "Reports on: " << reports_on(i) << "\n";
   if (!i.params.empty()) {
     o << "\nParameters:\n";
     for (const auto& p : i.params)

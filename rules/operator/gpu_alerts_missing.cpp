@@ -65,10 +65,11 @@ class GpuAlertsMissing final : public Rule {
         "DCGM_FI_DEV_XID_ERRORS (last Xid) exported by default; DCGM_EXP_XID_ERRORS_COUNT optional; "
         "application Xids per KDP `internal/rm/health.go` [DE, KDP].",
     };
-    info_.checks = pod_template_kinds();
-    info_.checks.push_back(KindRef{"nvidia.com", "ClusterPolicy"});
-    info_.checks.push_back(KindRef{"monitoring.coreos.com", "PrometheusRule"});
+    // It reports on a PrometheusRule (or the scope) only; GPU workloads are what tells it the
+    // cluster has GPUs, and a ClusterPolicy is read from the inventory.
+    info_.checks = {KindRef{"monitoring.coreos.com", "PrometheusRule"}};
     info_.reads = {KindRef{"monitoring.coreos.com", "PrometheusRule"}, KindRef{"nvidia.com", "ClusterPolicy"}};
+    info_.observes = pod_template_kinds();
     info_.needs_complete = true;
     info_.example_bad = R"(# gpuguard lint --complete: a GPU workload and only a temperature alert
 apiVersion: monitoring.coreos.com/v1

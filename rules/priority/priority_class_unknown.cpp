@@ -119,6 +119,8 @@ spec:
   std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
+    // The classes themselves are read, not checked: a Kueue label on a PriorityClass names nothing.
+    if (obj.is("scheduling.k8s.io", "PriorityClass") || obj.is("kueue.x-k8s.io", "WorkloadPriorityClass")) return;
     auto named = priority::named_priority_classes(obj);
     if (named.empty()) return;
     auto& refs = static_cast<State*>(ctx.state())->refs;
