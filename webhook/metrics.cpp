@@ -63,31 +63,58 @@ std::string number(double v) {
 
 }  // namespace
 
-void Metrics::request(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision) {
-  auto s = series("gpuguard_admission_requests_total",
-                  {{"webhook", webhook}, {"operation", operation}, {"kind", kind}, {"decision", decision}});
-  std::lock_guard lock(mu_);
-  counters_[s] += 1;
+template <size_t N>
+double& Metrics::counter_locked(CounterIndex<N>& index, std::string_view name, const std::array<std::string_view, N>& label_names,
+                                const Labels<N>& labels) {
+  if (auto it = index.find(labels); it != index.end()) return *it->second;
+  size_t size = name.size() + 2;
+  for (size_t i = 0; i < N; ++i) size += label_names[i].size() + labels.values[i].size() + 4;
+  std::string s;
+  s.reserve(size);  // exact unless a value needs escapes
+  s += name;
+  s += '{';
+  for (size_t i = 0; i < N; ++i) {
+    if (i) s += ',';
+    s += label_names[i];
+    s += "=\"";
+    append_label_value(s, labels.values[i]);
+    s += '"';
+  }
+  s += '}';
+  double& value = counters_[std::move(s)];
+  OwnedLabels<N> key;
+  for (size_t i = 0; i < N; ++i) key.values[i] = std::string(labels.values[i]);
+  index.emplace(std::move(key), &value);
+  return value;
 }
 
-void Metrics::duration(std::string_view webhook, double seconds) {
-  std::lock_guard lock(mu_);
-  Histogram& h = durations_[std::string(webhook)];
+namespace {
+constexpr std::array<std::string_view, 3> kFindingLabels = {"rule", "severity", "mode"};
+constexpr std::array<std::string_view, 4> kRequestLabels = {"webhook", "operation", "kind", "decision"};
+}  // namespace
+
+void Metrics::duration_locked(std::string_view webhook, double seconds) {
+  auto it = durations_.find(webhook);
+  if (it == durations_.end()) it = durations_.emplace(std::string(webhook), Histogram{}).first;
+  Histogram& h = it->second;
   for (size_t i = 0; i < kBuckets.size(); ++i)
     if (seconds <= kBuckets[i]) ++h.buckets[i];
   ++h.count;
   h.sum += seconds;
 }
 
+void Metrics::admission(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision,
+                        double seconds, std::span<const FindingLabels> findings) {
+  std::lock_guard lock(mu_);
+  duration_locked(webhook, seconds);
+  counter_locked(requests_, "gpuguard_admission_requests_total", kRequestLabels, Labels<4>{{webhook, operation, kind, decision}}) += 1;
+  for (const FindingLabels& f : findings)
+    counter_locked(findings_, "gpuguard_rule_findings_total", kFindingLabels, Labels<3>{{f.rule, f.severity, f.mode}}) += 1;
+}
+
 void Metrics::finding(std::string_view rule, std::string_view severity, std::string_view mode) {
   std::lock_guard lock(mu_);
-  if (auto it = findings_.find(FindingLabels{rule, severity, mode}); it != findings_.end()) {
-    *it->second += 1;
-    return;
-  }
-  double& value = counters_[series("gpuguard_rule_findings_total", {{"rule", rule}, {"severity", severity}, {"mode", mode}})];
-  value += 1;
-  findings_.emplace(FindingKey{std::string(rule), std::string(severity), std::string(mode)}, &value);
+  counter_locked(findings_, "gpuguard_rule_findings_total", kFindingLabels, Labels<3>{{rule, severity, mode}}) += 1;
 }
 
 void Metrics::rule_error(std::string_view rule) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,8 +19,16 @@ class Metrics {
                                                       0.0025,   0.005,   0.01,   0.025,   0.05,   0.1,
                                                       0.25,     0.5,     1.0,    2.5,     10.0};
 
-  void request(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision);
-  void duration(std::string_view webhook, double seconds);
+  // A finding counter's labels.
+  struct FindingLabels {
+    std::string_view rule, severity, mode;
+    bool operator==(const FindingLabels&) const = default;
+  };
+  // One admission request: its duration in the histogram, its request counter and one count per
+  // finding, under one lock (with many connections served on few cores, a thread preempted while
+  // it holds the lock stalls every other request: one short hold a request, not one per finding).
+  void admission(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision,
+                 double seconds, std::span<const FindingLabels> findings);
   void finding(std::string_view rule, std::string_view severity, std::string_view mode);
   void rule_error(std::string_view rule);
   void invalid_request(std::string_view reason);
@@ -43,38 +52,54 @@ class Metrics {
     uint64_t count = 0;
     double sum = 0;
   };
-  // A finding counter by its labels: the series text is made once per rule, severity and mode,
-  // not for each of the findings of every request (the value lives in counters_, whose nodes
-  // stay where they are).
-  struct FindingLabels {
-    std::string_view rule, severity, mode;
-    bool operator==(const FindingLabels&) const = default;
+  // Counters by their labels: a series' text is made once per distinct label set, not for every
+  // request and finding (the value lives in counters_, whose nodes stay where they are). A key
+  // owns its strings; a lookup uses views of the caller's.
+  template <size_t N>
+  struct Labels {
+    std::array<std::string_view, N> values;
+    bool operator==(const Labels&) const = default;
   };
-  struct FindingKey {
-    std::string rule, severity, mode;
+  template <size_t N>
+  struct OwnedLabels {
+    std::array<std::string, N> values;
   };
-  static FindingLabels labels(const FindingKey& k) { return {k.rule, k.severity, k.mode}; }
-  static FindingLabels labels(const FindingLabels& k) { return k; }
-  struct FindingHash {
+  template <size_t N>
+  static Labels<N> view(const OwnedLabels<N>& k) {
+    Labels<N> l;
+    for (size_t i = 0; i < N; ++i) l.values[i] = k.values[i];
+    return l;
+  }
+  template <size_t N>
+  static Labels<N> view(const Labels<N>& k) { return k; }
+  struct LabelsHash {
     using is_transparent = void;
     template <class K>
     size_t operator()(const K& k) const {
-      const FindingLabels l = labels(k);
-      std::hash<std::string_view> h;
-      return (h(l.rule) * 31 + h(l.severity)) * 31 + h(l.mode);
+      size_t v = 0;
+      for (std::string_view s : view(k).values) v = v * 31 + std::hash<std::string_view>{}(s);
+      return v;
     }
   };
-  struct FindingEq {
+  struct LabelsEq {
     using is_transparent = void;
     template <class A, class B>
-    bool operator()(const A& a, const B& b) const { return labels(a) == labels(b); }
+    bool operator()(const A& a, const B& b) const { return view(a) == view(b); }
   };
+  template <size_t N>
+  using CounterIndex = std::unordered_map<OwnedLabels<N>, double*, LabelsHash, LabelsEq>;
+  // The counter of `labels` in `index`, made (with its series `name{label_names...}`) when new.
+  template <size_t N>
+  double& counter_locked(CounterIndex<N>& index, std::string_view name, const std::array<std::string_view, N>& label_names,
+                         const Labels<N>& labels);
+  void duration_locked(std::string_view webhook, double seconds);
 
   mutable std::mutex mu_;
   std::map<std::string, double> counters_;  // full series text → value
-  std::unordered_map<FindingKey, double*, FindingHash, FindingEq> findings_;
+  CounterIndex<3> findings_;                // rule, severity, mode
+  CounterIndex<4> requests_;                // webhook, operation, kind, decision
   std::map<std::string, double> gauges_;
-  std::map<std::string, Histogram> durations_;  // webhook label → histogram
+  std::map<std::string, Histogram, std::less<>> durations_;  // webhook label → histogram
 };
 
 // Escapes a label value for the exposition format.

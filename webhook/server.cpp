@@ -511,12 +511,14 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
         rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
         return;
       }
-      rt.metrics_.duration(name, seconds);
-      rt.metrics_.request(name, outcome.operation, outcome.kind, outcome.decision);
       const engine::Config& config = snap.admission->config();
-      if (endpoint == Endpoint::validate)
+      std::vector<Metrics::FindingLabels> counted;  // /mutate's findings are its fixes, not counted
+      if (endpoint == Endpoint::validate) {
+        counted.reserve(outcome.findings.size());
         for (const auto& f : outcome.findings)
-          rt.metrics_.finding(f.rule, engine::to_string(f.severity), engine::to_string(config.rule(f.rule).mode));
+          counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(config.rule(f.rule).mode)});
+      }
+      rt.metrics_.admission(name, outcome.operation, outcome.kind, outcome.decision, seconds, counted);
       for (const auto& [rule, e] : outcome.rule_errors) {
         rt.metrics_.rule_error(rule);
         rt.log_.write(Log::error, "rule failed", {{"uid", outcome.uid}, {"rule", rule}, {"error", e}});

@@ -429,6 +429,30 @@ TEST_CASE("metrics series: labels in order, values escaped for the exposition fo
   CHECK(text.find(R"(gpuguard_rule_findings_total{rule="odd\"rule\\with\nescapes",severity="warning",mode="audit"} 1)") != std::string::npos);
 }
 
+TEST_CASE("metrics of admission requests: the histogram, the request counter and a count per finding") {
+  webhook::Metrics m;
+  const std::vector<webhook::Metrics::FindingLabels> findings = {
+      {"gpu-request-limit-mismatch", "error", "enforce"}, {"gpu-request-limit-mismatch", "error", "enforce"}, {"a\"b", "info", "warn"}};
+  m.admission("validate", "CREATE", "Pod", "denied", 0.00004, findings);
+  m.admission("validate", "CREATE", "Pod", "denied", 0.2, {});
+  m.admission("validate", "UPDATE", "Pod", "allowed", 0.00001, {});
+  m.admission("mutate", "CREATE", "Pod", "patched", 0.00001, {});
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CREATE",kind="Pod",decision="denied"})") == 2);
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="UPDATE",kind="Pod",decision="allowed"})") == 1);
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="mutate",operation="CREATE",kind="Pod",decision="patched"})") == 1);
+  CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 2);
+  CHECK(m.value(R"(gpuguard_rule_findings_total{rule="a\"b",severity="info",mode="warn"})") == 1);
+  m.finding("gpu-request-limit-mismatch", "error", "enforce");  // the same counter
+  CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 3);
+  const std::string text = m.render();
+  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"2.5e-05\"} 1\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"5e-05\"} 2\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.1\"} 2\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.25\"} 3\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"validate\"} 3\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"mutate\"} 1\n") != std::string::npos);
+}
+
 TEST_CASE("the nesting bound holds whichever reader reads the body") {
   // A review that nests 12 levels deep (the review 1, request 2, object 3, spec 4, containers 5,
   // the container 6, env 7, its entry 8, valueFrom 9, a 10, b 11, c 12): accepted at a bound of
