@@ -6,10 +6,18 @@
 # request for the floor, gpuguard, and gpuguard with every rule off. Loopback only; every load is
 # bounded by DURATION seconds.
 #
-#   bench/webhook.sh BUILD_DIR          (DURATION=5, STATE=10000)
+# The machines this runs on are shared and their speed drifts from second to second, so each cell
+# is ROUNDS pairs of loads measured back to back, the floor first in odd rounds and gpuguard first
+# in even ones (a drift over a pair counts against each server alike), and the table gives the
+# median of the rounds' ratios with their range: one stall decides no verdict.
+#
+#   bench/webhook.sh BUILD_DIR          (DURATION=3, ROUNDS=3, STATE=10000)
 set -euo pipefail
 build=${1:?usage: bench/webhook.sh BUILD_DIR}
-duration=${DURATION:-5}
+duration=${DURATION:-3}
+rounds=${ROUNDS:-3}
+[[ $duration =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]] ||
+  { echo "webhook bench: DURATION and ROUNDS must be positive integers" >&2; exit 2; }
 state_n=${STATE:-10000}
 command -v wrk >/dev/null || { echo "webhook bench: wrk is missing (apt-get install wrk)" >&2; exit 2; }
 work=$(mktemp -d)
@@ -81,17 +89,35 @@ to_ms() {  # wrk prints 512.00us, 1.20ms, 2.01s
     if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000; printf "%.3f", n }'
 }
 
-printf '%-10s %5s %-8s %10s %9s %9s %8s %8s %8s\n' path conns server req/s p50_ms p99_ms "rps×fl" "p50×fl" "p99×fl"
+# median VALUES...: the middle value (the mean of the two middle ones for an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# range VALUES...: "min-max".
+range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+printf '%-10s %5s %10s %10s %9s %9s %9s %9s  %-18s %-18s\n' path conns "floor r/s" "gpug r/s" "floor p50" "gpug p50" \
+  "floor p99" "gpug p99" "rps×fl (range)" "p99×fl (range)"
 for path in validate mutate; do
   for c in 1 4 32; do
-    read -r frps fp50 fp99 < <(run "https://127.0.0.1:$floor_port/$path" "$c")
-    read -r grps gp50 gp99 < <(run "https://127.0.0.1:$port/$path" "$c")
-    printf '%-10s %5s %-8s %10.0f %9.3f %9.3f %8s %8s %8s\n' "/$path" "$c" floor "$frps" "$fp50" "$fp99" 1.00 1.00 1.00
-    printf '%-10s %5s %-8s %10.0f %9.3f %9.3f %8.2f %8.2f %8.2f\n' "/$path" "$c" gpuguard "$grps" "$gp50" "$gp99" \
-      "$(awk -v a="$grps" -v b="$frps" 'BEGIN{print a/b}')" "$(awk -v a="$gp50" -v b="$fp50" 'BEGIN{print a/b}')" \
-      "$(awk -v a="$gp99" -v b="$fp99" 'BEGIN{print a/b}')"
+    frps=() grps=() fp50=() gp50=() fp99=() gp99=() rr=() pr=()
+    for ((r = 1; r <= rounds; r++)); do
+      if ((r % 2)); then
+        read -r f1 f2 f3 < <(run "https://127.0.0.1:$floor_port/$path" "$c")
+        read -r g1 g2 g3 < <(run "https://127.0.0.1:$port/$path" "$c")
+      else
+        read -r g1 g2 g3 < <(run "https://127.0.0.1:$port/$path" "$c")
+        read -r f1 f2 f3 < <(run "https://127.0.0.1:$floor_port/$path" "$c")
+      fi
+      frps+=("$f1") fp50+=("$f2") fp99+=("$f3") grps+=("$g1") gp50+=("$g2") gp99+=("$g3")
+      rr+=("$(ratio "$g1" "$f1")") pr+=("$(ratio "$g3" "$f3")")
+    done
+    printf '%-10s %5s %10.0f %10.0f %9.3f %9.3f %9.3f %9.3f  %-18s %-18s\n' "/$path" "$c" \
+      "$(median "${frps[@]}")" "$(median "${grps[@]}")" "$(median "${fp50[@]}")" "$(median "${gp50[@]}")" \
+      "$(median "${fp99[@]}")" "$(median "${gp99[@]}")" \
+      "$(printf '%.2f' "$(median "${rr[@]}")") ($(range "${rr[@]}"))" "$(printf '%.2f' "$(median "${pr[@]}")") ($(range "${pr[@]}"))"
   done
 done
+echo "(median of $rounds rounds of ${duration} s per server; ratios are the rounds' own, gpuguard over the floor)"
 
 # In-process evaluation, from the server's own histogram: the share of requests done in ≤ 100 µs.
 metrics=$(curl -sk "https://127.0.0.1:$port/metrics")
@@ -121,10 +147,14 @@ cpu_per_request() {  # PID URL: µs of the server's CPU per request
 gpuguard_pid=${pids[0]} gpuguard_port=$port floor_pid=${pids[1]}
 { echo "rules:"; "$build/cli/gpuguard" rules | awk '{print "  " $1 ": false"}'; } >"$work/no-rules.yaml"
 start_serve no-rules --config "$work/no-rules.yaml"
-cpu_floor=$(cpu_per_request "$floor_pid" "https://127.0.0.1:$floor_port/validate")
-cpu_all=$(cpu_per_request "$gpuguard_pid" "https://127.0.0.1:$gpuguard_port/validate")
-cpu_none=$(cpu_per_request "$serve_pid" "https://127.0.0.1:$port/validate")
+cf=() ca=() cn=()
+for ((r = 1; r <= rounds; r++)); do
+  cf+=("$(cpu_per_request "$floor_pid" "https://127.0.0.1:$floor_port/validate")")
+  ca+=("$(cpu_per_request "$gpuguard_pid" "https://127.0.0.1:$gpuguard_port/validate")")
+  cn+=("$(cpu_per_request "$serve_pid" "https://127.0.0.1:$port/validate")")
+done
 echo
-echo "server CPU per /validate request at 4 connections: floor $cpu_floor µs, gpuguard $cpu_all µs," \
-  "gpuguard with every rule off $cpu_none µs"
+echo "server CPU per /validate request at 4 connections (median of $rounds rounds; range): floor $(median "${cf[@]}") µs" \
+  "($(range "${cf[@]}")), gpuguard $(median "${ca[@]}") µs ($(range "${ca[@]}")), gpuguard with every rule off" \
+  "$(median "${cn[@]}") µs ($(range "${cn[@]}"))"
 echo "targets: req/s ≥ 0.8 × floor and p99 ≤ 1.5 × floor at each connection count"
