@@ -69,6 +69,7 @@ struct RuleInfo {
   // or keeping them whole. `check` is called only for kinds in checks, reads and observes, and
   // for every document that is not a Kubernetes object; a rule that declares no kind sees all.
   std::vector<KindRef> observes;
+  bool reports_scope = false;  // may report on no object: the cluster as a whole (report_scope)
   bool needs_complete = false; // speaks only where the inventory is complete
   bool has_fix = false;
   std::string example_bad;     // YAML that fires (tested)

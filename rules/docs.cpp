@@ -34,8 +34,10 @@ std::string reads_list(const RuleInfo& info) {
 // The kinds a rule reports on (its `checks`: what the webhook admits it for). The pod template
 // kinds are named as one group, with the few it leaves out.
 std::string reports_on(const RuleInfo& info) {
-  if (info.checks.empty() || std::any_of(info.checks.begin(), info.checks.end(), [](const auto& k) { return k.kind == "*"; }))
-    return info.reads.empty() && info.observes.empty() ? "every kind" : "the whole cluster (no one object)";
+  if (std::any_of(info.checks.begin(), info.checks.end(), [](const auto& k) { return k.kind == "*"; }))
+    return "every kind (the linter only: the webhook registers for named kinds)";
+  if (info.checks.empty())
+    return info.reads.empty() && info.observes.empty() ? "every kind" : "the cluster as a whole (no one object)";
   const auto& pods = engine::pod_template_kinds();
   auto checked = [&](const engine::KindRef& k) { return std::find(info.checks.begin(), info.checks.end(), k) != info.checks.end(); };
   const bool as_group = std::count_if(pods.begin(), pods.end(), checked) + 3 >= static_cast<std::ptrdiff_t>(pods.size());
@@ -51,6 +53,7 @@ std::string reports_on(const RuleInfo& info) {
     if (as_group && std::find(pods.begin(), pods.end(), k) != pods.end()) continue;
     out += (out.empty() ? "" : ", ") + kind_name(k);
   }
+  if (info.reports_scope) out += "; or, where there is none, the cluster as a whole";
   return out;
 }
 
@@ -131,8 +134,8 @@ std::string rule_explain_text(const Rule& rule) {
   o << i.id << " (" << engine::to_string(i.severity) << ", " << i.category << ", seed " << i.seed << ")\n"
     << "  " << i.summary << ".\n\n"
     << "Why:\n" << i.full_rationale() << "\n\n"
-    << "What to do:\n" << i.remediation << "\n";
-  if (i.has_fix) o << "\nFix: yes (gpuguard mutate, and the mutating webhook)\n";
+    << "What to do:\n" << i.remediation << "\n\n";
+  if (i.has_fix) o << "Fix: yes (gpuguard mutate, and the mutating webhook)\n";
   if (i.needs_complete) o << "Needs the whole cluster: yes (--complete, or the webhook's state)\n";
   o << "Reports on: " << reports_on(i) << "\n";
   if (!i.params.empty()) {

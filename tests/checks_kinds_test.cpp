@@ -1,5 +1,5 @@
 // A rule reports only on objects of the kinds its `checks` names (or on any kind when it names
-// "*" or no kind at all). The webhook relies on it: with only the admitted object in focus, a rule
+// "*" or no kind at all), and on the cluster as a whole only when it declares reports_scope. The webhook relies on it: with only the admitted object in focus, a rule
 // that does not check the object's kind is not run at all (engine::Plan::reporting). Checked over
 // every fixture and the shared corpus, as a partial and as a complete inventory.
 
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "engine/evaluate.h"
@@ -46,16 +47,23 @@ std::string group_of(const std::string& api_version) {
 }
 
 // Every finding on an object names a kind its rule checks; returns how many were looked at.
-size_t check_kinds(const std::string& text, const std::string& file) {
+// Rules seen reporting on the scope go into `scoped`.
+size_t check_kinds(const std::string& text, const std::string& file, std::set<std::string>& scoped) {
   size_t n = 0;
   for (bool complete : {false, true}) {
     test::LintOptions o = options_of(text, file);
     o.complete = complete;
     engine::Result r = test::lint(text, o);
     for (const auto& f : r.findings) {
-      if (f.object.id == engine::kNoObject || f.object.kind().empty()) continue;  // the scope; not an object
       const engine::Rule* rule = test::registry().find(f.rule);
       REQUIRE(rule);
+      if (f.object.id == engine::kNoObject) {  // the scope: only a rule that says it may (its docs say so)
+        CHECK_MESSAGE(rule->info().reports_scope, file << ": " << f.rule << " reports on the cluster as a whole, "
+                                                       << "but its RuleInfo::reports_scope is false: " << f.message);
+        scoped.insert(f.rule);
+        continue;
+      }
+      if (f.object.kind().empty()) continue;  // a document that is not a Kubernetes object
       ++n;
       CHECK_MESSAGE(engine::Plan::may_report_on(rule->info(), group_of(f.object.api_version()), f.object.kind()),
                     file << ": " << f.rule << " reports on a " << f.object.api_version() << " " << f.object.kind()
@@ -81,12 +89,16 @@ TEST_SUITE("fixtures") {
 
 TEST_CASE("every finding on an object is on a kind its rule checks (what the webhook's focus relies on)") {
   size_t findings = 0;
+  std::set<std::string> scoped;
   for (const auto& p : yaml_under(test::source_dir() / "tests" / "rules"))
-    findings += check_kinds(test::read_file(p), p.lexically_relative(test::source_dir()).string());
+    findings += check_kinds(test::read_file(p), p.lexically_relative(test::source_dir()).string(), scoped);
   CHECK(findings > 100);
+  // And a rule that declares scope findings has a fixture that shows one (the flag is not idle).
+  for (const engine::Rule* rule : test::registry().rules())
+    if (rule->info().reports_scope) CHECK_MESSAGE(scoped.count(rule->info().id), rule->info().id << " declares reports_scope and no fixture shows it");
   if (auto shared = test::shared_dir()) {
     size_t corpus = 0;
-    for (const auto& p : yaml_under(*shared / "corpus")) corpus += check_kinds(test::read_file(p), p.string());
+    for (const auto& p : yaml_under(*shared / "corpus")) corpus += check_kinds(test::read_file(p), p.string(), scoped);
     CHECK(corpus > 10);
   }
 }

@@ -112,11 +112,6 @@ void Metrics::admission(std::string_view webhook, std::string_view operation, st
     counter_locked(findings_, "gpuguard_rule_findings_total", kFindingLabels, Labels<3>{{f.rule, f.severity, f.mode}}) += 1;
 }
 
-void Metrics::finding(std::string_view rule, std::string_view severity, std::string_view mode) {
-  std::lock_guard lock(mu_);
-  counter_locked(findings_, "gpuguard_rule_findings_total", kFindingLabels, Labels<3>{{rule, severity, mode}}) += 1;
-}
-
 void Metrics::rule_error(std::string_view rule) {
   auto s = series("gpuguard_rule_errors_total", {{"rule", rule}});
   std::lock_guard lock(mu_);

@@ -29,7 +29,6 @@ class Metrics {
   // it holds the lock stalls every other request: one short hold a request, not one per finding).
   void admission(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision,
                  double seconds, std::span<const FindingLabels> findings);
-  void finding(std::string_view rule, std::string_view severity, std::string_view mode);
   void rule_error(std::string_view rule);
   void invalid_request(std::string_view reason);
   void set_state(size_t objects, double last_load_unix);

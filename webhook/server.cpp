@@ -506,37 +506,42 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
       // Shutting down: each client closes its kept-alive connection after this answer and opens
       // its next one to an endpoint that stays (no request lost when the listener closes).
       if (rt.shutting_down_) res.set_header("Connection", "close");
-      if (answer.status != 200) {
-        rt.metrics_.invalid_request("malformed");
-        rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
-        return;
-      }
-      const engine::Config& config = snap.admission->config();
-      std::vector<Metrics::FindingLabels> counted;  // /mutate's findings are its fixes, not counted
-      if (endpoint == Endpoint::validate) {
-        counted.reserve(outcome.findings.size());
-        for (const auto& f : outcome.findings)
-          counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(config.rule(f.rule).mode)});
-      }
-      rt.metrics_.admission(name, outcome.operation, outcome.kind, outcome.decision, seconds, counted);
-      for (const auto& [rule, e] : outcome.rule_errors) {
-        rt.metrics_.rule_error(rule);
-        rt.log_.write(Log::error, "rule failed", {{"uid", outcome.uid}, {"rule", rule}, {"error", e}});
-      }
-      Log::Level level = outcome.decision == "denied" ? Log::info : Log::debug;
-      if (rt.log_.enabled(level)) {
-        json rules = json::array();
-        for (const auto& f : outcome.findings) rules.push_back(f.rule);
-        json fields = {{"webhook", name},       {"uid", outcome.uid},           {"kind", outcome.kind},
-                       {"namespace", outcome.namespace_}, {"name", outcome.name}, {"operation", outcome.operation},
-                       {"decision", outcome.decision},    {"rules", rules},       {"dryRun", outcome.dry_run},
-                       {"latencyMs", seconds * 1000}};
-        // Findings the answer does not carry (info, audit mode) are still in the log.
-        json logged = json::array();
-        for (const auto& f : outcome.findings)
-          logged.push_back(json{{"rule", f.rule}, {"severity", engine::to_string(f.severity)}, {"pointer", f.pointer}, {"message", f.message}});
-        fields["findings"] = logged;
-        rt.log_.write(level, "admission", fields);
+      // The answer is set; the rest is bookkeeping, and nothing failing in it (an allocation) may
+      // turn the answer into httplib's 500.
+      try {
+        if (answer.status != 200) {
+          rt.metrics_.invalid_request("malformed");
+          rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
+          return;
+        }
+        const engine::Config& config = snap.admission->config();
+        std::vector<Metrics::FindingLabels> counted;  // /mutate's findings are its fixes, not counted
+        if (endpoint == Endpoint::validate) {
+          counted.reserve(outcome.findings.size());
+          for (const auto& f : outcome.findings)
+            counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(config.rule(f.rule).mode)});
+        }
+        rt.metrics_.admission(name, outcome.operation, outcome.kind, outcome.decision, seconds, counted);
+        for (const auto& [rule, e] : outcome.rule_errors) {
+          rt.metrics_.rule_error(rule);
+          rt.log_.write(Log::error, "rule failed", {{"uid", outcome.uid}, {"rule", rule}, {"error", e}});
+        }
+        Log::Level level = outcome.decision == "denied" ? Log::info : Log::debug;
+        if (rt.log_.enabled(level)) {
+          json rules = json::array();
+          for (const auto& f : outcome.findings) rules.push_back(f.rule);
+          json fields = {{"webhook", name},       {"uid", outcome.uid},           {"kind", outcome.kind},
+                         {"namespace", outcome.namespace_}, {"name", outcome.name}, {"operation", outcome.operation},
+                         {"decision", outcome.decision},    {"rules", rules},       {"dryRun", outcome.dry_run},
+                         {"latencyMs", seconds * 1000}};
+          // Findings the answer does not carry (info, audit mode) are still in the log.
+          json logged = json::array();
+          for (const auto& f : outcome.findings)
+            logged.push_back(json{{"rule", f.rule}, {"severity", engine::to_string(f.severity)}, {"pointer", f.pointer}, {"message", f.message}});
+          fields["findings"] = logged;
+          rt.log_.write(level, "admission", fields);
+        }
+      } catch (...) {  // NOLINT(bugprone-empty-catch): the answer stands; the metrics miss one request
       }
     };
   };

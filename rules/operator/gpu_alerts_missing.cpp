@@ -65,9 +65,11 @@ class GpuAlertsMissing final : public Rule {
         "DCGM_FI_DEV_XID_ERRORS (last Xid) exported by default; DCGM_EXP_XID_ERRORS_COUNT optional; "
         "application Xids per KDP `internal/rm/health.go` [DE, KDP].",
     };
-    // It reports on a PrometheusRule (or the scope) only; GPU workloads are what tells it the
-    // cluster has GPUs, and a ClusterPolicy is read from the inventory.
+    // It reports on a PrometheusRule, or on the cluster when there is none. What tells it the
+    // cluster has GPUs: in the linter the workloads it observes and a ClusterPolicy; in the webhook,
+    // whose state keeps only the kinds rules read, a ClusterPolicy.
     info_.checks = {KindRef{"monitoring.coreos.com", "PrometheusRule"}};
+    info_.reports_scope = true;
     info_.reads = {KindRef{"monitoring.coreos.com", "PrometheusRule"}, KindRef{"nvidia.com", "ClusterPolicy"}};
     info_.observes = pod_template_kinds();
     info_.needs_complete = true;

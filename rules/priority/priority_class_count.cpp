@@ -31,6 +31,7 @@ class PriorityClassCount final : public Rule {
         "`training-default` (globalDefault) and `batch-preemptible`, and map teams' workloads onto "
         "it. Change `min`/`max` if your platform deliberately uses another range.";
     info_.checks = {KindRef{"scheduling.k8s.io", "PriorityClass"}};
+    info_.reports_scope = true;  // a cluster with no user PriorityClass
     info_.facts = {
         "Seed 9.5 (design.md §1): \"PriorityClass 数量控制在 3-5 个，避免过度抢占导致系统抖动\".",
         "facts/kubernetes-and-queues.md §1.4 — `SystemPriorityClassPrefix = \"system-\"` and the "

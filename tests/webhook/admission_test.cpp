@@ -416,10 +416,13 @@ TEST_CASE("malformed requests get 400 with a clear error") {
 
 TEST_CASE("metrics series: labels in order, values escaped for the exposition format") {
   webhook::Metrics m;
-  m.finding("gpu-request-limit-mismatch", "error", "enforce");
-  m.finding("gpu-request-limit-mismatch", "error", "enforce");
-  m.finding("odd\"rule\\with\nescapes", "warning", "audit");
-  m.finding("gpu-request-limit-mismatch", "error", "audit");  // another series of the same rule
+  const std::vector<webhook::Metrics::FindingLabels> findings = {
+      {"gpu-request-limit-mismatch", "error", "enforce"},
+      {"gpu-request-limit-mismatch", "error", "enforce"},
+      {"odd\"rule\\with\nescapes", "warning", "audit"},
+      {"gpu-request-limit-mismatch", "error", "audit"},  // another series of the same rule
+  };
+  m.admission("validate", "CREATE", "Pod", "denied", 0.001, findings);
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 2);
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="audit"})") == 1);
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="odd\"rule\\with\nescapes",severity="warning",mode="audit"})") == 1);
@@ -442,14 +445,15 @@ TEST_CASE("metrics of admission requests: the histogram, the request counter and
   CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="mutate",operation="CREATE",kind="Pod",decision="patched"})") == 1);
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 2);
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="a\"b",severity="info",mode="warn"})") == 1);
-  m.finding("gpu-request-limit-mismatch", "error", "enforce");  // the same counter
+  const webhook::Metrics::FindingLabels again{"gpu-request-limit-mismatch", "error", "enforce"};  // the same counter
+  m.admission("validate", "CREATE", "Pod", "denied", 0.001, {&again, 1});
   CHECK(m.value(R"(gpuguard_rule_findings_total{rule="gpu-request-limit-mismatch",severity="error",mode="enforce"})") == 3);
   const std::string text = m.render();
   CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"2.5e-05\"} 1\n") != std::string::npos);
   CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"5e-05\"} 2\n") != std::string::npos);
-  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.1\"} 2\n") != std::string::npos);
-  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.25\"} 3\n") != std::string::npos);
-  CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"validate\"} 3\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.1\"} 3\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.25\"} 4\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"validate\"} 4\n") != std::string::npos);
   CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"mutate\"} 1\n") != std::string::npos);
 }
 
