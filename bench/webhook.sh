@@ -13,6 +13,7 @@
 #
 #   bench/webhook.sh BUILD_DIR          (DURATION=3, ROUNDS=3, STATE=10000)
 set -euo pipefail
+export LC_ALL=C  # printf's and awk's decimal point
 build=${1:?usage: bench/webhook.sh BUILD_DIR}
 duration=${DURATION:-3}
 rounds=${ROUNDS:-3}
@@ -82,6 +83,11 @@ run() {
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
+  if ! awk -v r="$rps" 'BEGIN { exit !(r + 0 > 0) }' || [[ -z $p50 || -z $p99 ]]; then
+    echo "webhook bench: wrk got no answers from $1 with $2 connections:" >&2
+    echo "$out" >&2
+    exit 1
+  fi
   echo "$rps $(to_ms "$p50") $(to_ms "$p99")"
 }
 to_ms() {  # wrk prints 512.00us, 1.20ms, 2.01s
@@ -94,12 +100,24 @@ median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 
 # range VALUES...: "min-max".
 range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+# histogram WEBHOOK: "evaluations-within-100-µs total" so far, from gpuguard's own duration
+# histogram (what it measures inside the server, around the evaluation of each review).
+histogram() {
+  curl -sk "https://127.0.0.1:$port/metrics" | awk -v w="webhook=\"$1\"" '
+    index($0, "gpuguard_admission_duration_seconds_bucket{" w ",") == 1 && match($0, /le="[^"]*"/) {
+      le_value = substr($0, RSTART + 4, RLENGTH - 5)  # 1e-04: the metrics print the shortest form
+      if (le_value != "+Inf" && le_value + 0 == 0.0001) { split($0, a, " "); le = a[2] }
+    }
+    index($0, "gpuguard_admission_duration_seconds_count{" w "}") == 1 { split($0, a, " "); n = a[2] }
+    END { print le + 0, n + 0 }'
+}
 
-printf '%-10s %5s %10s %10s %9s %9s %9s %9s  %-18s %-18s\n' path conns "floor r/s" "gpug r/s" "floor p50" "gpug p50" \
-  "floor p99" "gpug p99" "rps×fl (range)" "p99×fl (range)"
+printf '%-10s %5s %10s %10s %9s %9s %9s %9s  %-18s %-18s %s\n' path conns "floor r/s" "gpug r/s" "floor p50" "gpug p50" \
+  "floor p99" "gpug p99" "rps/floor (range)" "p99/floor (range)" "<=100us"
 for path in validate mutate; do
   for c in 1 4 32; do
     frps=() grps=() fp50=() gp50=() fp99=() gp99=() rr=() pr=()
+    read -r fast_before all_before < <(histogram "$path")
     for ((r = 1; r <= rounds; r++)); do
       if ((r % 2)); then
         read -r f1 f2 f3 < <(run "https://127.0.0.1:$floor_port/$path" "$c")
@@ -111,13 +129,16 @@ for path in validate mutate; do
       frps+=("$f1") fp50+=("$f2") fp99+=("$f3") grps+=("$g1") gp50+=("$g2") gp99+=("$g3")
       rr+=("$(ratio "$g1" "$f1")") pr+=("$(ratio "$g3" "$f3")")
     done
-    printf '%-10s %5s %10.0f %10.0f %9.3f %9.3f %9.3f %9.3f  %-18s %-18s\n' "/$path" "$c" \
+    read -r fast_after all_after < <(histogram "$path")
+    printf '%-10s %5s %10.0f %10.0f %9.3f %9.3f %9.3f %9.3f  %-18s %-18s %.2f %%\n' "/$path" "$c" \
       "$(median "${frps[@]}")" "$(median "${grps[@]}")" "$(median "${fp50[@]}")" "$(median "${gp50[@]}")" \
       "$(median "${fp99[@]}")" "$(median "${gp99[@]}")" \
-      "$(printf '%.2f' "$(median "${rr[@]}")") ($(range "${rr[@]}"))" "$(printf '%.2f' "$(median "${pr[@]}")") ($(range "${pr[@]}"))"
+      "$(printf '%.2f' "$(median "${rr[@]}")") ($(range "${rr[@]}"))" "$(printf '%.2f' "$(median "${pr[@]}")") ($(range "${pr[@]}"))" \
+      "$(awk -v f=$((fast_after - fast_before)) -v n=$((all_after - all_before)) 'BEGIN { print (n > 0 ? 100 * f / n : 0) }')"
   done
 done
-echo "(median of $rounds rounds of ${duration} s per server; ratios are the rounds' own, gpuguard over the floor)"
+echo "(median of $rounds rounds of ${duration} s per server; ratios are the rounds' own, gpuguard over the floor;"
+echo " <=100us: the share of that cell's evaluations gpuguard's own histogram counts within 100 µs)"
 
 # In-process evaluation, from the server's own histogram: the share of requests done in ≤ 100 µs.
 metrics=$(curl -sk "https://127.0.0.1:$port/metrics")
@@ -142,16 +163,21 @@ cpu_per_request() {  # PID URL: µs of the server's CPU per request
   out=$(wrk -t 2 -c 4 -d "${duration}s" -s "$work/post.lua" "$2")
   after=$(awk '{print $14 + $15}' "/proc/$1/stat")
   n=$(awk '/requests in/ {print $1}' <<<"$out")
+  [[ ${n:-0} -gt 0 ]] || { echo "webhook bench: wrk got no answers from $2" >&2; exit 1; }
   awk -v t=$((after - before)) -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", t * 1e6 / hz / n }'
 }
 gpuguard_pid=${pids[0]} gpuguard_port=$port floor_pid=${pids[1]}
 { echo "rules:"; "$build/cli/gpuguard" rules | awk '{print "  " $1 ": false"}'; } >"$work/no-rules.yaml"
 start_serve no-rules --config "$work/no-rules.yaml"
 cf=() ca=() cn=()
-for ((r = 1; r <= rounds; r++)); do
-  cf+=("$(cpu_per_request "$floor_pid" "https://127.0.0.1:$floor_port/validate")")
-  ca+=("$(cpu_per_request "$gpuguard_pid" "https://127.0.0.1:$gpuguard_port/validate")")
-  cn+=("$(cpu_per_request "$serve_pid" "https://127.0.0.1:$port/validate")")
+for ((r = 0; r < rounds; r++)); do  # the three in turn, each round starting with the next one
+  for ((k = 0; k < 3; k++)); do
+    case $(((r + k) % 3)) in
+      0) cf+=("$(cpu_per_request "$floor_pid" "https://127.0.0.1:$floor_port/validate")") ;;
+      1) ca+=("$(cpu_per_request "$gpuguard_pid" "https://127.0.0.1:$gpuguard_port/validate")") ;;
+      2) cn+=("$(cpu_per_request "$serve_pid" "https://127.0.0.1:$port/validate")") ;;
+    esac
+  done
 done
 echo
 echo "server CPU per /validate request at 4 connections (median of $rounds rounds; range): floor $(median "${cf[@]}") µs" \
