@@ -83,8 +83,8 @@ run() {
   rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
   p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
   p99=$(awk '$1 == "99%" {print $2}' <<<"$out")
-  if ! awk -v r="$rps" 'BEGIN { exit !(r + 0 > 0) }' || [[ -z $p50 || -z $p99 ]]; then
-    echo "webhook bench: wrk got no answers from $1 with $2 connections:" >&2
+  if ! awk -v r="$rps" 'BEGIN { exit !(r + 0 > 0) }' || [[ -z $p50 || -z $p99 ]] || grep -q "Non-2xx" <<<"$out"; then
+    echo "webhook bench: wrk got no answers, or errors, from $1 with $2 connections:" >&2
     echo "$out" >&2
     exit 1
   fi
@@ -98,21 +98,23 @@ to_ms() {  # wrk prints 512.00us, 1.20ms, 2.01s
 # median VALUES...: the middle value (the mean of the two middle ones for an even count).
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # range VALUES...: "min-max".
-range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
+range() { printf '%s\n' "$@" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%g-%g", lo, hi }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 # histogram WEBHOOK: "evaluations-within-100-µs total" so far, from gpuguard's own duration
 # histogram (what it measures inside the server, around the evaluation of each review).
 histogram() {
-  curl -sk "https://127.0.0.1:$port/metrics" | awk -v w="webhook=\"$1\"" '
+  local text
+  text=$(curl -sfk "https://127.0.0.1:$port/metrics") || { echo "webhook bench: cannot read gpuguard's /metrics" >&2; exit 1; }
+  awk -v w="webhook=\"$1\"" '
     index($0, "gpuguard_admission_duration_seconds_bucket{" w ",") == 1 && match($0, /le="[^"]*"/) {
       le_value = substr($0, RSTART + 4, RLENGTH - 5)  # 1e-04: the metrics print the shortest form
       if (le_value != "+Inf" && le_value + 0 == 0.0001) { split($0, a, " "); le = a[2] }
     }
     index($0, "gpuguard_admission_duration_seconds_count{" w "}") == 1 { split($0, a, " "); n = a[2] }
-    END { print le + 0, n + 0 }'
+    END { print le + 0, n + 0 }' <<<"$text"
 }
 
-printf '%-10s %5s %10s %10s %9s %9s %9s %9s  %-18s %-18s %s\n' path conns "floor r/s" "gpug r/s" "floor p50" "gpug p50" \
+printf '%-10s %5s %10s %10s %9s %9s %9s %9s  %-20s %-20s %s\n' path conns "floor r/s" "gpug r/s" "floor p50" "gpug p50" \
   "floor p99" "gpug p99" "rps/floor (range)" "p99/floor (range)" "<=100us"
 for path in validate mutate; do
   for c in 1 4 32; do
@@ -130,10 +132,11 @@ for path in validate mutate; do
       rr+=("$(ratio "$g1" "$f1")") pr+=("$(ratio "$g3" "$f3")")
     done
     read -r fast_after all_after < <(histogram "$path")
-    printf '%-10s %5s %10.0f %10.0f %9.3f %9.3f %9.3f %9.3f  %-18s %-18s %.2f %%\n' "/$path" "$c" \
+    ((all_after > all_before)) || { echo "webhook bench: gpuguard's /metrics counted none of the cell's requests" >&2; exit 1; }
+    printf '%-10s %5s %10.0f %10.0f %9.3f %9.3f %9.3f %9.3f  %-20s %-20s %.2f %%\n' "/$path" "$c" \
       "$(median "${frps[@]}")" "$(median "${grps[@]}")" "$(median "${fp50[@]}")" "$(median "${gp50[@]}")" \
       "$(median "${fp99[@]}")" "$(median "${gp99[@]}")" \
-      "$(printf '%.2f' "$(median "${rr[@]}")") ($(range "${rr[@]}"))" "$(printf '%.2f' "$(median "${pr[@]}")") ($(range "${pr[@]}"))" \
+      "$(printf '%.3f' "$(median "${rr[@]}")") ($(range "${rr[@]}"))" "$(printf '%.3f' "$(median "${pr[@]}")") ($(range "${pr[@]}"))" \
       "$(awk -v f=$((fast_after - fast_before)) -v n=$((all_after - all_before)) 'BEGIN { print (n > 0 ? 100 * f / n : 0) }')"
   done
 done

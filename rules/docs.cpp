@@ -53,7 +53,8 @@ std::string reports_on(const RuleInfo& info) {
     if (as_group && std::find(pods.begin(), pods.end(), k) != pods.end()) continue;
     out += (out.empty() ? "" : ", ") + kind_name(k);
   }
-  if (info.reports_scope) out += "; or, where there is none, the cluster as a whole";
+  // The webhook reports only on the object it admits; a finding on the cluster is the linter's.
+  if (info.reports_scope) out += "; or the cluster as a whole, when it has no such object to name (the linter only)";
   return out;
 }
 

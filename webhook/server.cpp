@@ -503,12 +503,12 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
       Answer answer = snap.admission->handle(endpoint, req.body, req.get_header_value("Content-Type"), snap.state, outcome);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       set_json(res, answer.status, answer.body);
-      // Shutting down: each client closes its kept-alive connection after this answer and opens
-      // its next one to an endpoint that stays (no request lost when the listener closes).
-      if (rt.shutting_down_) res.set_header("Connection", "close");
       // The answer is set; the rest is bookkeeping, and nothing failing in it (an allocation) may
       // turn the answer into httplib's 500.
       try {
+        // Shutting down: each client closes its kept-alive connection after this answer and opens
+        // its next one to an endpoint that stays (no request lost when the listener closes).
+        if (rt.shutting_down_) res.set_header("Connection", "close");
         if (answer.status != 200) {
           rt.metrics_.invalid_request("malformed");
           rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
