@@ -192,9 +192,11 @@ struct Evaluation::Impl {
     return std::make_shared<const Plan>(r, c, o.only_rules);
   }
 
+  // (The inventory is made in place: a default one assigned over cost a webhook request as much
+  // code as some rules.)
   Impl(const Registry& r, const Config& c, EvalOptions o)
-      : plan(plan_for(r, c, o)), registry(r), config(c), options(std::move(o)) {
-    inventory = options.base ? Inventory::layered(options.base) : Inventory(plan->kinds_read());
+      : plan(plan_for(r, c, o)), registry(r), config(c), options(std::move(o)),
+        inventory(options.base ? Inventory::layered(options.base) : Inventory(plan->kinds_read())) {
     inventory.set_complete(options.complete);
     // Ids continue after the base's so they never collide.
     if (options.base) next_id = options.base->next_id();
