@@ -35,7 +35,10 @@ std::string label_value(std::string_view v) {
 
 namespace {
 
-std::string series(std::string_view name, std::initializer_list<std::pair<std::string_view, std::string_view>> labels) {
+using Label = std::pair<std::string_view, std::string_view>;
+
+// A series' text: `name{key="value",...}`, the values escaped.
+std::string series(std::string_view name, std::span<const Label> labels) {
   size_t size = name.size() + 2;
   for (const auto& [k, v] : labels) size += k.size() + v.size() + 4;
   std::string s;
@@ -54,6 +57,9 @@ std::string series(std::string_view name, std::initializer_list<std::pair<std::s
   s += '}';
   return s;
 }
+std::string series(std::string_view name, std::initializer_list<Label> labels) {
+  return series(name, std::span<const Label>(labels.begin(), labels.size()));
+}
 
 std::string number(double v) {
   char buf[64];
@@ -67,20 +73,9 @@ template <size_t N>
 double& Metrics::counter_locked(CounterIndex<N>& index, std::string_view name, const std::array<std::string_view, N>& label_names,
                                 const Labels<N>& labels) {
   if (auto it = index.find(labels); it != index.end()) return *it->second;
-  size_t size = name.size() + 2;
-  for (size_t i = 0; i < N; ++i) size += label_names[i].size() + labels.values[i].size() + 4;
-  std::string s;
-  s.reserve(size);  // exact unless a value needs escapes
-  s += name;
-  s += '{';
-  for (size_t i = 0; i < N; ++i) {
-    if (i) s += ',';
-    s += label_names[i];
-    s += "=\"";
-    append_label_value(s, labels.values[i]);
-    s += '"';
-  }
-  s += '}';
+  std::array<Label, N> named;
+  for (size_t i = 0; i < N; ++i) named[i] = {label_names[i], labels.values[i]};
+  std::string s = series(name, named);
   double& value = counters_[std::move(s)];
   OwnedLabels<N> key;
   for (size_t i = 0; i < N; ++i) key.values[i] = std::string(labels.values[i]);
