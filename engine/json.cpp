@@ -195,6 +195,25 @@ std::string go_json_number(const json& number) {
   return sign + fixed_from_digits(digits, dp);
 }
 
+json patch_op(std::string_view op, std::string path, json value) {
+  json out = patch_op(op, std::move(path));
+  out["value"] = std::move(value);  // (after "op" and "path")
+  return out;
+}
+
+json patch_op(std::string_view op, std::string path) {
+  json out(json::value_t::object);
+  out["op"] = op;
+  out["path"] = std::move(path);
+  return out;
+}
+
+json patch_of(json op) {
+  json out(json::value_t::array);
+  out.get_ref<json::array_t&>().push_back(std::move(op));
+  return out;
+}
+
 std::string brief(const json& j, size_t max_len) {
   std::string s;
   if (j.is_number()) s = go_json_number(j);

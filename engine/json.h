@@ -40,6 +40,13 @@ using json = nlohmann::basic_json<FlatMap>;
 inline constexpr int kDisposeDepth = 64;
 void dispose(json& j) noexcept;
 
+// One RFC 6902 operation, {"op": op, "path": path, "value": value}, or without a value (a remove);
+// and a patch of one operation. Made member by member, where nlohmann's initializer lists build a
+// temporary array for each member and copy it into the object (a few thousand instructions).
+[[nodiscard]] json patch_op(std::string_view op, std::string path, json value);
+[[nodiscard]] json patch_op(std::string_view op, std::string path);
+[[nodiscard]] json patch_of(json op);
+
 // A short, single-line rendering of a JSON value for messages ("1", "\"1.5\"", "{...}").
 [[nodiscard]] std::string brief(const json& j, size_t max_len = 60);
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "engine/evaluate.h"
 #include "engine/podspec.h"
@@ -37,6 +38,11 @@ namespace {
 // A target inside a string, number or boolean does not exist (RFC 6902, 4.1): an error, where
 // nlohmann's add asserts (and does nothing under NDEBUG) and its remove does nothing. Answers
 // nullopt when the fix is not one such operation, or works inside a null: the copy path decides.
+//
+// A member of an object is written here as nlohmann's patch_inplace writes it (an add into a null
+// parent makes it an object; an add of a member already there replaces it), without its copies of
+// the operation, the value and the pointer; anything else (an item of an array, a member that is
+// not there to replace or remove) is left to patch_inplace, for its answer or its exception.
 std::optional<bool> apply_single(json& object, const json& fix) {
   if (!fix.is_array() || fix.size() != 1) return std::nullopt;
   const json& op = fix[0];
@@ -45,23 +51,45 @@ std::optional<bool> apply_single(json& object, const json& fix) {
   if (!name || !name->is_string() || !path || !path->is_string()) return std::nullopt;
   const std::string& verb = name->get_ref<const std::string&>();
   const bool add = verb == "add";
-  if (!add && verb != "replace" && verb != "remove") return std::nullopt;
-  const json* value = verb == "remove" ? nullptr : member(op, "value");  // a remove's "value" means nothing
-  if (!value && verb != "remove") return std::nullopt;
+  const bool remove = verb == "remove";
+  if (!add && !remove && verb != "replace") return std::nullopt;
+  const json* value = remove ? nullptr : member(op, "value");  // a remove's "value" means nothing
+  if (!value && !remove) return std::nullopt;
   const json::json_pointer ptr(path->get_ref<const std::string&>());  // throws as patch would
   if (ptr.empty()) {
-    if (verb == "remove") return std::nullopt;
+    if (remove) return std::nullopt;
     if (object == *value) return false;
-  } else {
-    const json& parent = std::as_const(object).at(ptr.parent_pointer());  // throws as patch would
-    if (parent.is_null()) {
-      if (!add) return std::nullopt;  // nlohmann's add makes it an object; the others are its to answer
-    } else if (!parent.is_object() && !parent.is_array()) {
-      throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
-    } else if (value && (parent.is_object() || !add) && object.contains(ptr) && std::as_const(object).at(ptr) == *value) {
-      return false;  // (an add into an array inserts, even a value equal to its neighbour)
-    }
+    object.patch_inplace(fix);
+    return true;
   }
+  json& parent = object.at(ptr.parent_pointer());  // throws as patch would
+  const std::string& key = ptr.back();
+  if (parent.is_null()) {
+    if (!add) return std::nullopt;  // nlohmann's add makes it an object; the others are its to answer
+    parent[key] = *value;
+    return true;
+  }
+  if (parent.is_object()) {
+    auto& members = parent.get_ref<json::object_t&>();
+    auto it = members.find(key);
+    if (it == members.end()) {
+      if (!add) {
+        object.patch_inplace(fix);  // throws: no such member
+        return true;
+      }
+      members[key] = *value;
+    } else if (remove) {
+      members.erase(it);
+    } else {
+      if (it->second == *value) return false;
+      it->second = *value;
+    }
+    return true;
+  }
+  if (!parent.is_array())
+    throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
+  // An add into an array inserts, even a value equal to its neighbour.
+  if (!add && value && object.contains(ptr) && std::as_const(object).at(ptr) == *value) return false;
   object.patch_inplace(fix);
   return true;
 }
@@ -77,7 +105,7 @@ namespace {
 void diff_into(const json& source, const json& target, std::string& path, json::array_t& out) {
   if (source.type() != target.type()) {
     if (source == target) return;  // 1 and 1.0
-    out.push_back(json{{"op", "replace"}, {"path", path}, {"value", target}});
+    out.push_back(patch_op("replace", path, target));
     return;
   }
   const size_t at = path.size();
@@ -92,8 +120,8 @@ void diff_into(const json& source, const json& target, std::string& path, json::
       path.resize(at);
     }
     for (size_t k = s.size(); k > i; --k)  // removed from the end, so each index is still right
-      out.push_back(json{{"op", "remove"}, {"path", path + "/" + std::to_string(k - 1)}});
-    for (; i < t.size(); ++i) out.push_back(json{{"op", "add"}, {"path", path + "/-"}, {"value", t[i]}});
+      out.push_back(patch_op("remove", path + "/" + std::to_string(k - 1)));
+    for (; i < t.size(); ++i) out.push_back(patch_op("add", path + "/-", t[i]));
     return;
   }
   if (source.is_object()) {
@@ -103,20 +131,20 @@ void diff_into(const json& source, const json& target, std::string& path, json::
       path += '/';
       append_pointer_escaped(path, key);
       if (auto it = t.find(key); it != t.end()) diff_into(value, it->second, path, out);
-      else out.push_back(json{{"op", "remove"}, {"path", path}});
+      else out.push_back(patch_op("remove", path));
       path.resize(at);
     }
     for (const auto& [key, value] : t) {
       if (s.find(key) != s.end()) continue;
       path += '/';
       append_pointer_escaped(path, key);
-      out.push_back(json{{"op", "add"}, {"path", path}, {"value", value}});
+      out.push_back(patch_op("add", path, value));
       path.resize(at);
     }
     return;
   }
   if (source == target) return;
-  out.push_back(json{{"op", "replace"}, {"path", path}, {"value", target}});
+  out.push_back(patch_op("replace", path, target));
 }
 
 }  // namespace
@@ -128,6 +156,111 @@ json json_diff(const json& source, const json& target) {
   return patch;
 }
 
+namespace {
+
+// The reference tokens of a JSON pointer, unescaped; nullopt for text that is not a pointer.
+std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {
+  std::vector<std::string> tokens;
+  if (!pointer.empty() && pointer[0] != '/') return std::nullopt;
+  for (size_t i = 0; i < pointer.size();) {  // at a '/'
+    std::string& token = tokens.emplace_back();
+    for (++i; i < pointer.size() && pointer[i] != '/'; ++i) {
+      if (pointer[i] != '~') {
+        token += pointer[i];
+      } else if (i + 1 < pointer.size() && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
+        token += pointer[++i] == '0' ? '~' : '/';
+      } else {
+        return std::nullopt;
+      }
+    }
+  }
+  return tokens;
+}
+
+// A source of either form, read the same way.
+bool source_object(const json* s) { return s->is_object(); }
+bool source_object(Node s) { return s.is_object(); }
+const json* source_member(const json* s, const std::string& key) { return member(*s, key); }
+Node source_member(Node s, const std::string& key) { return s[key]; }
+void diff_whole(const json* s, const json& target, std::string& path, json::array_t& out) { diff_into(*s, target, path, out); }
+void diff_whole(Node s, const json& target, std::string& path, json::array_t& out) {
+  json source = s.to_json();
+  diff_into(source, target, path, out);
+  dispose(source);
+}
+
+using Tokens = std::vector<std::string>;
+
+// diff_into, walking only the members of objects that `live` (the changed pointers that lead here,
+// `depth` tokens down) go on to: every other member is the same in both. Where a pointer ends, or
+// the walk reaches anything but two objects (an array's items move with an insertion), it diffs
+// all there is, as diff_into does.
+template <class Source>
+void diff_changed(Source source, const json& target, const std::vector<const Tokens*>& live, size_t depth,
+                  std::string& path, json::array_t& out) {
+  const bool ends_here = std::any_of(live.begin(), live.end(), [&](const Tokens* t) { return t->size() == depth; });
+  if (ends_here || !source_object(source) || !target.is_object()) {
+    diff_whole(source, target, path, out);
+    return;
+  }
+  std::vector<const std::string*> keys;  // where the pointers go on to, in the order of an object's members
+  keys.reserve(live.size());
+  for (const Tokens* t : live) keys.push_back(&(*t)[depth]);
+  std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+  keys.erase(std::unique(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
+             keys.end());
+  const auto& members = target.get_ref<const json::object_t&>();
+  const size_t at = path.size();
+  // As diff_into: the source's members in order, changed or removed; then the target's new ones.
+  for (const std::string* key : keys) {
+    const auto from = source_member(source, *key);
+    if (!from) continue;
+    path += '/';
+    append_pointer_escaped(path, *key);
+    if (auto it = members.find(*key); it != members.end()) {
+      std::vector<const Tokens*> next;
+      for (const Tokens* t : live)
+        if ((*t)[depth] == *key) next.push_back(t);
+      diff_changed(from, it->second, next, depth + 1, path, out);
+    } else {
+      out.push_back(patch_op("remove", path));
+    }
+    path.resize(at);
+  }
+  for (const std::string* key : keys) {
+    auto it = members.find(*key);
+    if (it == members.end() || source_member(source, *key)) continue;
+    path += '/';
+    append_pointer_escaped(path, *key);
+    out.push_back(patch_op("add", path, it->second));
+    path.resize(at);
+  }
+}
+
+template <class Source>
+json diff_changed(Source source, const json& target, const std::vector<std::string>& changed) {
+  std::vector<Tokens> pointers;
+  pointers.reserve(changed.size());
+  for (const std::string& c : changed) pointers.push_back(pointer_tokens(c).value_or(Tokens{}));  // not one: the whole
+  std::vector<const Tokens*> live;
+  live.reserve(pointers.size());
+  for (const Tokens& t : pointers) live.push_back(&t);
+  json patch = json::array();
+  std::string path;
+  if (!live.empty()) diff_changed(source, target, live, 0, path, patch.get_ref<json::array_t&>());
+  return patch;
+}
+
+}  // namespace
+
+json json_diff(const json& source, const json& target, const std::vector<std::string>& changed) {
+  return diff_changed(&source, target, changed);
+}
+
+json json_diff(Node source, const json& target, const std::vector<std::string>& changed) {
+  return diff_changed(source, target, changed);
+}
+
 bool apply_fix(json& object, const json& fix) {
   if (auto changed = apply_single(object, fix)) return *changed;
   json next = object.patch(fix);
@@ -135,6 +268,20 @@ bool apply_fix(json& object, const json& fix) {
   object = std::move(next);
   return true;
 }
+
+namespace {
+
+// The pointers a fix's operations write at: every "path", and a move's "from" (the member it takes).
+void note_written(const json& fix, std::vector<std::string>& written) {
+  for (const json& op : fix) {
+    if (const json* path = member(op, "path"); path && path->is_string()) written.push_back(path->get<std::string>());
+    const json* name = member(op, "op");
+    const json* from = member(op, "from");
+    if (name && *name == "move" && from && from->is_string()) written.push_back(from->get<std::string>());
+  }
+}
+
+}  // namespace
 
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
@@ -149,6 +296,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     return out;
   }
 
+  std::vector<std::string> written;  // where the applied fixes' operations wrote
   for (int round = 0; round < options.max_rounds; ++round) {
     auto current = std::make_shared<Object>();
     current->source = original.source;
@@ -190,7 +338,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     // The evaluation holds the object no longer: its content comes back for the fixes (the first
     // round's is the original's JSON, made once and kept for the patch's diff; a later round's body
     // is taken back rather than copied).
-    if (round == 0) out.object = original.body();
+    if (round == 0) out.object = original.doc ? original.doc->json_of(original.doc_root) : original.body();
     else out.object = current.use_count() == 1 ? current->take_body() : current->body();
     bool changed = false;
     std::vector<Diagnostic> failures;
@@ -199,6 +347,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
       try {
         if (apply_fix(out.object, *f.fix)) {
           changed = true;
+          note_written(*f.fix, written);
           if (out.rules.empty() || out.rules.back() != f.rule) out.rules.push_back(f.rule);
         }
       } catch (const std::exception& e) {
@@ -210,7 +359,9 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     }
     if (!changed) {
       for (auto& d : failures) out.diagnostics.push_back(std::move(d));
-      if (round > 0) out.patch = json_diff(original.body(), out.object);  // round 0 changed nothing
+      if (round > 0)  // (round 0 changed nothing)
+        out.patch = original.doc ? json_diff(Node(original.doc.get(), original.doc_root), out.object, written)
+                                 : json_diff(original.body(), out.object, written);
       return out;
     }
   }

@@ -13,6 +13,7 @@
 #include "engine/config.h"
 #include "engine/evaluate.h"
 #include "engine/inventory.h"
+#include "engine/node.h"
 #include "engine/registry.h"
 
 namespace gpuguard::engine {
@@ -65,6 +66,14 @@ bool apply_fix(json& object, const json& fix);
 // The RFC 6902 patch from `source` to `target`, the same operations in the same order as
 // nlohmann's json::diff makes them, in a fraction of its time on a large object.
 [[nodiscard]] json json_diff(const json& source, const json& target);
+
+// json_diff(source, target) for a target that differs from `source` only at or below the JSON
+// pointers in `changed` (where a fix's operations wrote; text that is not a pointer stands for the
+// whole): the same operations, found without walking what no pointer leads into (and so without
+// the replace json_diff makes of a NaN elsewhere, which never equals itself). A source that is a
+// document's node is read where it is; only what the walk reaches is made JSON.
+[[nodiscard]] json json_diff(const json& source, const json& target, const std::vector<std::string>& changed);
+[[nodiscard]] json json_diff(Node source, const json& target, const std::vector<std::string>& changed);
 
 [[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                                   const MutateOptions& options = {});

@@ -142,7 +142,7 @@ spec:
  private:
   static std::optional<json> fix(const PodTemplate& t, const std::string& scheduler, const CheckContext& ctx) {
     if (!ctx.fixes_wanted()) return std::nullopt;
-    return json::array({{{"op", "add"}, {"path", t.spec_pointer() + "/schedulerName"}, {"value", scheduler}}});
+    return patch_of(patch_op("add", t.spec_pointer() + "/schedulerName", scheduler));
   }
 
   RuleInfo info_;

@@ -167,7 +167,7 @@ spec:
         msg += "; namespace " + ns + "'s default class " + cls + " (" + from + ") does not exist, so it is not applied";
       } else {
         msg += "; the fix sets " + cls + ", namespace " + ns + "'s default (" + from + ")";
-        if (ctx.fixes_wanted()) fix = json::array({{{"op", "add"}, {"path", t.spec_pointer + "/priorityClassName"}, {"value", cls}}});
+        if (ctx.fixes_wanted()) fix = patch_of(patch_op("add", t.spec_pointer + "/priorityClassName", cls));
       }
       ctx.report(t.object, t.spec_pointer, t.pos, msg, std::move(fix));
     }

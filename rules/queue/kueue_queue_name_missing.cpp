@@ -226,14 +226,17 @@ spec:
       if (!queue.empty()) {
         if (ctx.fixes_wanted()) {
           const std::string labels_ptr = u.metadata_ptr + "/labels";
-          json ops = json::array();
-          if (u.has_labels)
-            ops.push_back({{"op", "add"}, {"path", pointer_join(labels_ptr, kQueueLabel)}, {"value", queue}});
-          else if (u.has_metadata)
-            ops.push_back({{"op", "add"}, {"path", labels_ptr}, {"value", {{std::string(kQueueLabel), queue}}}});
-          else
-            ops.push_back({{"op", "add"}, {"path", u.metadata_ptr}, {"value", {{"labels", {{std::string(kQueueLabel), queue}}}}}});
-          fix = std::move(ops);
+          json labels(json::value_t::object);
+          labels[std::string(kQueueLabel)] = queue;
+          if (u.has_labels) {
+            fix = patch_of(patch_op("add", pointer_join(labels_ptr, kQueueLabel), queue));
+          } else if (u.has_metadata) {
+            fix = patch_of(patch_op("add", labels_ptr, std::move(labels)));
+          } else {
+            json metadata(json::value_t::object);
+            metadata["labels"] = std::move(labels);
+            fix = patch_of(patch_op("add", u.metadata_ptr, std::move(metadata)));
+          }
         }
         msg += " (fix: " + std::string(kQueueLabel) + ": " + queue + ", from " + from + ")";
       } else {

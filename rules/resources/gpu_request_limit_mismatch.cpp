@@ -137,8 +137,8 @@ spec:
         const std::string name(name_view);
         std::optional<json> fix;
         if (ctx.fixes_wanted())
-          fix = limits ? json::array({{{"op", "add"}, {"path", lptr()}, {"value", rq.to_json()}}})
-                       : json::array({{{"op", "add"}, {"path", c.pointer + "/resources/limits"}, {"value", missing()}}});
+          fix = patch_of(limits ? patch_op("add", lptr(), rq.to_json())
+                                : patch_op("add", c.pointer + "/resources/limits", missing()));
         ctx.report(rptr(),
                    describe(c) + " requests " + name + ": " + rq_q->to_string() +
                        " without a limit; the API server rejects the pod (\"Limit must be set for non overcommitable "

@@ -102,12 +102,17 @@ spec:
         continue;
       std::optional<json> fix;
       if (ctx.fixes_wanted()) {
-        json toleration = {{"key", key}, {"operator", "Exists"}, {"effect", effect}};
-        fix = json::array();
-        if (has_list)
-          fix->push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations/-"}, {"value", toleration}});
-        else
-          fix->push_back({{"op", "add"}, {"path", t.spec_pointer() + "/tolerations"}, {"value", json::array({toleration})}});
+        json toleration(json::value_t::object);
+        toleration["effect"] = effect;
+        toleration["key"] = key;
+        toleration["operator"] = "Exists";
+        if (has_list) {
+          fix = patch_of(patch_op("add", t.spec_pointer() + "/tolerations/-", std::move(toleration)));
+        } else {
+          json list(json::value_t::array);
+          list.push_back(std::move(toleration));
+          fix = patch_of(patch_op("add", t.spec_pointer() + "/tolerations", std::move(list)));
+        }
       }
       const std::string taint = key + (value.empty() ? "" : "=" + value) + ":" + effect;
       ctx.report(has_list ? t.spec_pointer() + "/tolerations" : t.spec_pointer(),

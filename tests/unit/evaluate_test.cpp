@@ -7,6 +7,7 @@
 #include "engine/evaluate.h"
 #include "engine/json_parse.h"
 #include "engine/mutate.h"
+#include "engine/positions.h"
 #include "tests/support/support.h"
 
 using namespace gpuguard::engine;
@@ -49,6 +50,87 @@ size_t unsuppressed(const Result& r) {
   for (const auto& f : r.findings) n += f.suppressed ? 0 : 1;
   return n;
 }
+// Random JSON trees, and random edits of them (for json_diff against nlohmann's diff).
+struct RandomTrees {
+  explicit RandomTrees(unsigned seed = 20261204, bool nan = true) : rng(seed), nan(nan) {}
+  std::mt19937 rng;
+  bool nan;
+  const std::vector<std::string> keys = {"a", "b", "c/d", "e~f", "~", "/", "", "spec"};
+
+  int pick(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
+  const std::string& key() { return keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))]; }
+  static std::string below(const std::string& path, const std::string& key) {
+    std::string out = path + "/";
+    append_pointer_escaped(out, key);
+    return out;
+  }
+
+  json make(int depth) {
+    switch (depth > 3 ? pick(6) : pick(8)) {
+      case 0: return nullptr;
+      case 1: return pick(2) == 0;
+      case 2: return pick(5) - 2;
+      case 3: {
+        const bool not_a_number = pick(3) == 0 && nan;
+        return not_a_number ? std::nan("") : pick(4) * 0.5;
+      }
+      case 4: return static_cast<unsigned>(pick(3));
+      case 5: return key();
+      case 6: {
+        json a = json::array();
+        for (int i = pick(4); i > 0; --i) a.push_back(make(depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (int i = pick(4); i > 0; --i) o[key()] = make(depth + 1);
+        return o;
+      }
+    }
+  }
+
+  // An edit of `j` (at `path`); each change's pointer noted in `written`, an array's as the array.
+  json edit(const json& j, int depth, const std::string& path = "", std::vector<std::string>* written = nullptr) {
+    auto note = [&](const std::string& p) {
+      if (written) written->push_back(p);
+    };
+    if (pick(5) == 0) {  // replaced outright (often by another type)
+      note(path);
+      return make(depth);
+    }
+    if (j.is_array()) {
+      note(path);
+      json a = json::array();
+      for (const auto& v : j)
+        if (pick(6) != 0) a.push_back(pick(3) == 0 ? edit(v, depth + 1) : v);
+      for (int i = pick(3); i > 1; --i) a.push_back(make(depth + 1));
+      return a;
+    }
+    if (j.is_object()) {
+      json o = json::object();
+      for (const auto& [k, v] : j.items()) {
+        if (pick(6) == 0) {
+          note(below(path, k));  // removed
+          continue;
+        }
+        o[k] = pick(3) == 0 ? edit(v, depth + 1, below(path, k), written) : v;
+      }
+      if (pick(3) == 0) {
+        json added = make(depth + 1);
+        const std::string& k = key();
+        note(below(path, k));
+        o[k] = std::move(added);
+      }
+      return o;
+    }
+    if (j.is_number_integer() && pick(2) == 0) {  // equal, other type
+      note(path);
+      return static_cast<double>(j.get<int64_t>());
+    }
+    return j;
+  }
+};
+
 }  // namespace
 
 TEST_SUITE("unit") {
@@ -468,57 +550,59 @@ TEST_CASE("an object the caller shares is the caller's alone again once the eval
 TEST_CASE("json_diff makes nlohmann's diff, operation for operation") {
   // Random trees, and random edits of them: values changed, types changed (1 and 1.0 are equal),
   // members added and removed, arrays grown and shrunk, keys with ~ and /, NaN.
-  std::mt19937 rng(20261204);
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  const std::vector<std::string> keys = {"a", "b", "c/d", "e~f", "~", "/", "", "spec"};
-  std::function<json(int)> make = [&](int depth) -> json {
-    switch (depth > 3 ? pick(6) : pick(8)) {
-      case 0: return nullptr;
-      case 1: return pick(2) == 0;
-      case 2: return pick(5) - 2;
-      case 3: return pick(3) == 0 ? std::nan("") : pick(4) * 0.5;
-      case 4: return static_cast<unsigned>(pick(3));
-      case 5: return keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))];
-      case 6: {
-        json a = json::array();
-        for (int i = pick(4); i > 0; --i) a.push_back(make(depth + 1));
-        return a;
-      }
-      default: {
-        json o = json::object();
-        for (int i = pick(4); i > 0; --i) o[keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))]] = make(depth + 1);
-        return o;
-      }
-    }
-  };
-  std::function<json(const json&, int)> edit = [&](const json& j, int depth) -> json {
-    if (pick(5) == 0) return make(depth);  // replaced outright (often by another type)
-    if (j.is_array()) {
-      json a = json::array();
-      for (const auto& v : j)
-        if (pick(6) != 0) a.push_back(pick(3) == 0 ? edit(v, depth + 1) : v);
-      for (int i = pick(3); i > 1; --i) a.push_back(make(depth + 1));
-      return a;
-    }
-    if (j.is_object()) {
-      json o = json::object();
-      for (const auto& [k, v] : j.items())
-        if (pick(6) != 0) o[k] = pick(3) == 0 ? edit(v, depth + 1) : v;
-      if (pick(3) == 0) o[keys[static_cast<size_t>(pick(static_cast<int>(keys.size())))]] = make(depth + 1);
-      return o;
-    }
-    if (j.is_number_integer() && pick(2) == 0) return static_cast<double>(j.get<int64_t>());  // equal, other type
-    return j;
-  };
+  RandomTrees trees;
   int with_ops = 0;
   for (int n = 0; n < 3000; ++n) {
-    const json a = make(0);
-    const json b = pick(4) == 0 ? a : edit(a, 0);
+    const json a = trees.make(0);
+    const json b = trees.pick(4) == 0 ? a : trees.edit(a, 0);
     const json mine = json_diff(a, b);
     REQUIRE_MESSAGE(mine.dump() == json::diff(a, b).dump(), (a.dump() + " → " + b.dump()));  // dump: NaN is not == NaN
     if (!mine.empty()) ++with_ops;
   }
   CHECK(with_ops > 500);  // the edits made differences to find (802 of 3000 with this seed)
+}
+
+TEST_CASE("json_diff told where the target changed makes the same operations, from JSON or a document") {
+  // The same random trees and edits (without NaN, which json_diff sees as changed wherever it is),
+  // each edit noting its pointer as a fix's operations would; now and then a pointer that leads
+  // nowhere, or text that is not a pointer (the whole is then diffed).
+  RandomTrees trees(20261206, false);
+  int with_ops = 0;
+  for (int n = 0; n < 3000; ++n) {
+    const json a = trees.make(0);
+    std::vector<std::string> written;
+    const json b = trees.pick(4) == 0 ? a : trees.edit(a, 0, "", &written);
+    switch (trees.pick(8)) {
+      case 0: written.emplace_back("/nowhere/at/all"); break;
+      case 1: written.emplace_back("/a/~1/c~0d/0/-"); break;
+      case 2: written.emplace_back("no pointer"); break;
+      default: break;
+    }
+    const std::string expected = json::diff(a, b).dump();
+    const std::string context = a.dump() + " → " + b.dump();
+    REQUIRE_MESSAGE(json_diff(a, b, written).dump() == expected, context);
+    const auto doc = PositionIndex::from_json(a);
+    REQUIRE_MESSAGE(json_diff(Node(doc.get(), 0), b, written).dump() == expected, context);
+    if (expected != "[]") ++with_ops;
+  }
+  CHECK(with_ops > 500);
+  // Only where it is told: a NaN elsewhere is not replaced by itself, a change elsewhere not seen.
+  const json a = json::parse(R"({"spec": {"name": "a", "list": [1, 2]}, "kind": "Pod"})");
+  json b = a;
+  b["spec"]["name"] = "b";
+  b["kind"] = "Job";
+  CHECK(json_diff(a, b, {"/spec/name"}) == json::parse(R"([{"op": "replace", "path": "/spec/name", "value": "b"}])"));
+  CHECK(json_diff(a, b, {}).empty());
+  json x = a, y = b;
+  x["spec"]["ratio"] = y["spec"]["ratio"] = std::nan("");
+  CHECK(json_diff(x, y, {"/spec/name", "/kind"}) == json_diff(a, b));
+  CHECK(json_diff(x, y).size() == 3);
+}
+
+TEST_CASE("patch_op makes the operation the initializer list makes") {
+  CHECK(patch_op("add", "/a/b", json::array({1, "x"})) == json({{"op", "add"}, {"path", "/a/b"}, {"value", json::array({1, "x"})}}));
+  CHECK(patch_op("remove", "/a") == json({{"op", "remove"}, {"path", "/a"}}));
+  CHECK(patch_of(patch_op("replace", "", nullptr)).dump() == R"([{"op":"replace","path":"","value":null}])");
 }
 
 TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch") {
