@@ -102,6 +102,7 @@ class FlatMap {
   const_iterator cend() const noexcept { return items_.cend(); }
   [[nodiscard]] bool empty() const noexcept { return items_.empty(); }
   size_type size() const noexcept { return items_.size(); }
+  void reserve(size_type n) { items_.reserve(n); }
   size_type max_size() const noexcept { return items_.max_size(); }
   void clear() noexcept { items_.clear(); }
 

@@ -195,18 +195,20 @@ std::string go_json_number(const json& number) {
   return sign + fixed_from_digits(digits, dp);
 }
 
-json patch_op(std::string_view op, std::string path, json value) {
-  json out = patch_op(op, std::move(path));
-  out["value"] = std::move(value);  // (after "op" and "path")
-  return out;
-}
-
-json patch_op(std::string_view op, std::string path) {
+namespace {
+json patch_op(std::string_view op, std::string path, json* value) {
   json out(json::value_t::object);
+  out.get_ref<json::object_t&>().reserve(value ? 3 : 2);
   out["op"] = op;
   out["path"] = std::move(path);
+  if (value) out["value"] = std::move(*value);
   return out;
 }
+}  // namespace
+
+json patch_op(std::string_view op, std::string path, json value) { return patch_op(op, std::move(path), &value); }
+
+json patch_op(std::string_view op, std::string path) { return patch_op(op, std::move(path), nullptr); }
 
 json patch_of(json op) {
   json out(json::value_t::array);
