@@ -32,6 +32,13 @@ const std::vector<KindRef>& pod_template_kinds() {
   return kKinds;
 }
 
+std::vector<KindRef> pod_template_kinds_except(std::initializer_list<KindRef> skipped) {
+  std::vector<KindRef> out;
+  for (const KindRef& k : pod_template_kinds())
+    if (std::find(skipped.begin(), skipped.end(), k) == skipped.end()) out.push_back(k);
+  return out;
+}
+
 std::string resource_of(const KindRef& kind) {
   std::string lower = kind.kind;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

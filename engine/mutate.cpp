@@ -158,23 +158,13 @@ json json_diff(const json& source, const json& target) {
 
 namespace {
 
-// The reference tokens of a JSON pointer, unescaped; nullopt for text that is not a pointer.
-std::optional<std::vector<std::string>> pointer_tokens(std::string_view pointer) {
-  std::vector<std::string> tokens;
-  if (!pointer.empty() && pointer[0] != '/') return std::nullopt;
-  for (size_t i = 0; i < pointer.size();) {  // at a '/'
-    std::string& token = tokens.emplace_back();
-    for (++i; i < pointer.size() && pointer[i] != '/'; ++i) {
-      if (pointer[i] != '~') {
-        token += pointer[i];
-      } else if (i + 1 < pointer.size() && (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
-        token += pointer[++i] == '0' ? '~' : '/';
-      } else {
-        return std::nullopt;
-      }
-    }
-  }
-  return tokens;
+// Whether `text` is a JSON pointer (RFC 6901): empty, or tokens each led by '/', every '~' in them
+// followed by '0' or '1'.
+bool is_pointer(std::string_view text) {
+  if (!text.empty() && text[0] != '/') return false;
+  for (size_t i = text.find('~'); i != std::string_view::npos; i = text.find('~', i + 1))
+    if (i + 1 == text.size() || (text[i + 1] != '0' && text[i + 1] != '1')) return false;
+  return true;
 }
 
 // A source of either form, read the same way.
@@ -241,7 +231,7 @@ template <class Source>
 json diff_changed(Source source, const json& target, const std::vector<std::string>& changed) {
   std::vector<Tokens> pointers;
   pointers.reserve(changed.size());
-  for (const std::string& c : changed) pointers.push_back(pointer_tokens(c).value_or(Tokens{}));  // not one: the whole
+  for (const std::string& c : changed) pointers.push_back(is_pointer(c) ? pointer_tokens(c) : Tokens{});  // not one: the whole
   std::vector<const Tokens*> live;
   live.reserve(pointers.size());
   for (const Tokens& t : pointers) live.push_back(&t);

@@ -70,8 +70,7 @@ class GpuProductAffinityMissing final : public Rule {
         "every node-selector term (or creates the term). The product comes from the namespace's "
         "annotation `gpuguard.io/gpu-product` (when the Namespace is in the inventory) or from the "
         "parameter `defaultProducts` (namespace → product); without either there is no fix.";
-    for (const auto& k : pod_template_kinds())
-      if (!(k.group == "apps" && k.kind == "DaemonSet")) info_.checks.push_back(k);  // skipped below
+    info_.checks = pod_template_kinds_except({KindRef{"apps", "DaemonSet"}});  // skipped below
     info_.reads = {KindRef{"", "Namespace"}, KindRef{"kueue.x-k8s.io", "LocalQueue"},
                    KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "ResourceFlavor"}};
     info_.facts = {

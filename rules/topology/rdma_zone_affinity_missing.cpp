@@ -92,8 +92,7 @@ class RdmaZoneAffinityMissing final : public Rule {
         "`training.kubeflow.org/job-name`, JobSet `jobset.sigs.k8s.io/jobset-name`), adds "
         "`podAffinity.requiredDuringSchedulingIgnoredDuringExecution: [{labelSelector: {matchLabels: "
         "{<label>: <gang>}}, topologyKey: topology.kubernetes.io/zone}]`.";
-    for (const auto& k : pod_template_kinds())
-      if (!(k.group == "apps" && k.kind == "DaemonSet")) info_.checks.push_back(k);  // skipped below
+    info_.checks = pod_template_kinds_except({KindRef{"apps", "DaemonSet"}});  // skipped below
     info_.facts = {
         "Seed 9.3 (design.md §1): keep RDMA and storage in one zone.",
         "facts/kubernetes-and-queues.md §6 — RDMA resource names: k8s-rdma-shared-dev-plugin prefix `rdma` "
