@@ -196,7 +196,7 @@ std::string go_json_number(const json& number) {
 }
 
 namespace {
-json patch_op(std::string_view op, std::string path, json* value) {
+json make_patch_op(std::string_view op, std::string path, json* value) {
   json out(json::value_t::object);
   out.get_ref<json::object_t&>().reserve(value ? 3 : 2);
   out["op"] = op;
@@ -206,9 +206,9 @@ json patch_op(std::string_view op, std::string path, json* value) {
 }
 }  // namespace
 
-json patch_op(std::string_view op, std::string path, json value) { return patch_op(op, std::move(path), &value); }
+json patch_op(std::string_view op, std::string path, json value) { return make_patch_op(op, std::move(path), &value); }
 
-json patch_op(std::string_view op, std::string path) { return patch_op(op, std::move(path), nullptr); }
+json patch_op(std::string_view op, std::string path) { return make_patch_op(op, std::move(path), nullptr); }
 
 json patch_of(json op) {
   json out(json::value_t::array);

@@ -36,13 +36,15 @@ namespace {
 // target already holds an equal value does not (what comparing the whole object after a copy
 // found, except that a NaN anywhere in the object made that comparison see a change every time).
 // A target inside a string, number or boolean does not exist (RFC 6902, 4.1): an error, where
-// nlohmann's add asserts (and does nothing under NDEBUG) and its remove does nothing. Answers
-// nullopt when the fix is not one such operation, or works inside a null: the copy path decides.
+// nlohmann's add asserts (and does nothing under NDEBUG) and its remove does nothing (its replace
+// throws, and is left to it). Answers nullopt when the fix is not one such operation, or is a
+// replace or remove inside a null: the copy path decides.
 //
 // A member of an object is written here as nlohmann's patch_inplace writes it (an add into a null
 // parent makes it an object; an add of a member already there replaces it), without its copies of
-// the operation, the value and the pointer; anything else (an item of an array, a member that is
-// not there to replace or remove) is left to patch_inplace, for its answer or its exception.
+// the operation, the value and the pointer, and with the value copied before the member is made (a
+// failed copy leaves no member behind); anything else (an item of an array, a member that is not
+// there to replace or remove) is left to patch_inplace, for its answer or its exception.
 std::optional<bool> apply_single(json& object, const json& fix) {
   if (!fix.is_array() || fix.size() != 1) return std::nullopt;
   const json& op = fix[0];
@@ -66,7 +68,8 @@ std::optional<bool> apply_single(json& object, const json& fix) {
   const std::string& key = ptr.back();
   if (parent.is_null()) {
     if (!add) return std::nullopt;  // nlohmann's add makes it an object; the others are its to answer
-    parent[key] = *value;
+    json copy = *value;
+    parent[key] = std::move(copy);
     return true;
   }
   if (parent.is_object()) {
@@ -77,7 +80,8 @@ std::optional<bool> apply_single(json& object, const json& fix) {
         object.patch_inplace(fix);  // throws: no such member
         return true;
       }
-      members[key] = *value;
+      json copy = *value;
+      members.try_emplace(key, std::move(copy));
     } else if (remove) {
       members.erase(it);
     } else {
@@ -86,8 +90,10 @@ std::optional<bool> apply_single(json& object, const json& fix) {
     }
     return true;
   }
-  if (!parent.is_array())
+  if (!parent.is_array()) {
+    if (verb == "replace") object.patch_inplace(fix);  // throws: nothing to replace there
     throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
+  }
   // An add into an array inserts, even a value equal to its neighbour.
   if (!add && value && object.contains(ptr) && std::as_const(object).at(ptr) == *value) return false;
   object.patch_inplace(fix);
@@ -259,9 +265,6 @@ bool apply_fix(json& object, const json& fix) {
   return true;
 }
 
-namespace {
-
-// The pointers a fix's operations write at: every "path", and a move's "from" (the member it takes).
 void note_written(const json& fix, std::vector<std::string>& written) {
   for (const json& op : fix) {
     if (const json* path = member(op, "path"); path && path->is_string()) written.push_back(path->get<std::string>());
@@ -270,8 +273,6 @@ void note_written(const json& fix, std::vector<std::string>& written) {
     if (name && *name == "move" && from && from->is_string()) written.push_back(from->get<std::string>());
   }
 }
-
-}  // namespace
 
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
@@ -326,8 +327,8 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
       return out;
     }
     // The evaluation holds the object no longer: its content comes back for the fixes (the first
-    // round's is the original's JSON, made once and kept for the patch's diff; a later round's body
-    // is taken back rather than copied).
+    // round's is made from the original's document, which the patch's diff reads again where the
+    // fixes wrote; a later round's body is taken back rather than copied).
     if (round == 0) out.object = original.doc ? original.doc->json_of(original.doc_root) : original.body();
     else out.object = current.use_count() == 1 ? current->take_body() : current->body();
     bool changed = false;

@@ -75,6 +75,10 @@ bool apply_fix(json& object, const json& fix);
 [[nodiscard]] json json_diff(const json& source, const json& target, const std::vector<std::string>& changed);
 [[nodiscard]] json json_diff(Node source, const json& target, const std::vector<std::string>& changed);
 
+// Appends the pointers a fix's operations write at, for json_diff's `changed`: every operation's
+// "path", and a move's "from" (the member it takes away).
+void note_written(const json& fix, std::vector<std::string>& written);
+
 [[nodiscard]] MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                                   const MutateOptions& options = {});
 

@@ -472,6 +472,7 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
       R"([{"op": "remove", "path": "/spec/name", "value": "a"}])",  // a remove's value means nothing
       R"([{"op": "remove", "path": "/spec/list/0", "value": 1}])",
       R"([{"op": "replace", "path": "/spec/empty/x", "value": 3}])",   // inside a null: nlohmann's answer
+      R"([{"op": "replace", "path": "/spec/name/x", "value": 3}])",    // inside a string: nlohmann's answer
       R"([{"op": "remove", "path": "/spec/empty/x"}])",
       R"([{"op": "remove", "path": "/spec/missing"}])",
       R"([{"op": "remove", "path": "/spec/list/1"}])",
@@ -597,6 +598,69 @@ TEST_CASE("json_diff told where the target changed makes the same operations, fr
   x["spec"]["ratio"] = y["spec"]["ratio"] = std::nan("");
   CHECK(json_diff(x, y, {"/spec/name", "/kind"}) == json_diff(a, b));
   CHECK(json_diff(x, y).size() == 3);
+}
+
+TEST_CASE("json_diff told the pointers fixes wrote, as mutate notes them, makes nlohmann's diff") {
+  // Random fixes of one to three operations of every kind (add, remove, replace, move, copy, test),
+  // at pointers of the tree's own members and items, below them, through arrays, at "-", into
+  // nulls; applied with apply_fix as mutate applies them, their pointers noted with note_written.
+  RandomTrees trees(20261207, false);
+  auto pointers = [](const json& j) {
+    std::vector<std::string> out;
+    std::function<void(const json&, const std::string&)> walk = [&](const json& v, const std::string& at) {
+      out.push_back(at);
+      if (v.is_object())
+        for (const auto& [k, m] : v.items()) walk(m, RandomTrees::below(at, k));
+      if (v.is_array())
+        for (size_t i = 0; i < v.size(); ++i) walk(v[i], at + "/" + std::to_string(i));
+    };
+    walk(j, "");
+    return out;
+  };
+  int applied = 0, moved = 0;
+  for (int n = 0; n < 4000; ++n) {
+    const json a = trees.make(0);
+    json b = a;
+    std::vector<std::string> written;
+    for (int f = trees.pick(3); f >= 0; --f) {
+      const std::vector<std::string> at = pointers(b);
+      auto some = [&] { return at[static_cast<size_t>(trees.pick(static_cast<int>(at.size())))]; };
+      json fix = json::array();
+      for (int o = trees.pick(3); o >= 0; --o) {
+        static const char* kOps[] = {"add", "remove", "replace", "move", "copy", "test"};
+        const std::string verb = kOps[trees.pick(6)];
+        std::string path = some();
+        switch (trees.pick(4)) {
+          case 0: path = RandomTrees::below(path, trees.key()); break;  // a member that may not be there
+          case 1: path += trees.pick(2) == 0 ? "/-" : "/0"; break;       // an array's end or start
+          default: break;
+        }
+        json op = patch_op(verb, path, trees.make(2));
+        if (verb == "move" || verb == "copy") op["from"] = some();
+        fix.push_back(std::move(op));
+      }
+      try {
+        if (apply_fix(b, fix)) {
+          note_written(fix, written);
+          ++applied;
+          moved += fix.dump().find("\"move\"") != std::string::npos ? 1 : 0;
+        }
+      } catch (const std::exception&) {  // a fix that does not apply leaves b as it was
+      }
+    }
+    const std::string expected = json::diff(a, b).dump();
+    const std::string context = a.dump() + " → " + b.dump();
+    REQUIRE_MESSAGE(json_diff(a, b, written).dump() == expected, context);
+    const auto doc = PositionIndex::from_json(a);
+    REQUIRE_MESSAGE(json_diff(Node(doc.get(), 0), b, written).dump() == expected, context);
+  }
+  MESSAGE("fixes applied: " << applied << ", with a move: " << moved);
+  CHECK(applied > 1000);  // 1,360 with this seed
+  CHECK(moved > 50);      // 102
+  // A move's "from" is where it wrote too.
+  std::vector<std::string> written;
+  note_written(json::parse(R"([{"op": "move", "from": "/a", "path": "/b"}, {"op": "copy", "from": "/c", "path": "/d"}])"), written);
+  CHECK(written == std::vector<std::string>{"/b", "/a", "/d"});
 }
 
 TEST_CASE("patch_op makes the operation the initializer list makes") {
