@@ -226,16 +226,18 @@ spec:
       if (!queue.empty()) {
         if (ctx.fixes_wanted()) {
           const std::string labels_ptr = u.metadata_ptr + "/labels";
-          json labels(json::value_t::object);
-          labels[std::string(kQueueLabel)] = queue;
           if (u.has_labels) {
             fix = patch_of(patch_op("add", pointer_join(labels_ptr, kQueueLabel), queue));
-          } else if (u.has_metadata) {
-            fix = patch_of(patch_op("add", labels_ptr, std::move(labels)));
           } else {
-            json metadata(json::value_t::object);
-            metadata["labels"] = std::move(labels);
-            fix = patch_of(patch_op("add", u.metadata_ptr, std::move(metadata)));
+            json labels(json::value_t::object);
+            labels[std::string(kQueueLabel)] = queue;
+            if (u.has_metadata) {
+              fix = patch_of(patch_op("add", labels_ptr, std::move(labels)));
+            } else {
+              json metadata(json::value_t::object);
+              metadata["labels"] = std::move(labels);
+              fix = patch_of(patch_op("add", u.metadata_ptr, std::move(metadata)));
+            }
           }
         }
         msg += " (fix: " + std::string(kQueueLabel) + ": " + queue + ", from " + from + ")";
