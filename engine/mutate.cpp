@@ -37,17 +37,21 @@ namespace {
 // found, except that a NaN anywhere in the object made that comparison see a change every time).
 // A target inside a string, number or boolean does not exist (RFC 6902, 4.1): an error, where
 // nlohmann's add asserts (and does nothing under NDEBUG) and its remove does nothing (its replace
-// throws, and is left to it). Answers nullopt when the fix is not one such operation, or is a
-// replace or remove inside a null: the copy path decides.
+// throws, and is left to it). Answers nullopt when `op` is not such an operation, or is a replace
+// or remove inside a null, or a remove of the whole: nlohmann's patch decides.
 //
 // A member of an object is written here as nlohmann's patch_inplace writes it (an add into a null
 // parent makes it an object; an add of a member already there replaces it), without its copies of
 // the operation, the value and the pointer, and with the value copied before the member is made (a
 // failed copy leaves no member behind); anything else (an item of an array, a member that is not
-// there to replace or remove) is left to patch_inplace, for its answer or its exception.
-std::optional<bool> apply_single(json& object, const json& fix) {
-  if (!fix.is_array() || fix.size() != 1) return std::nullopt;
-  const json& op = fix[0];
+// there to replace or remove) is left to patch_inplace, for its answer or its exception. `alone` is
+// the fix that holds `op` alone, or null: `op` is one of several, and a value equal to the one
+// there is written all the same (1.0 over 1, as nlohmann writes it: a later copy or test reads it).
+std::optional<bool> apply_single(json& object, const json& op, const json* alone) {
+  auto by_nlohmann = [&] {
+    if (alone) object.patch_inplace(*alone);
+    else object.patch_inplace(json::array({op}));
+  };
   const json* name = member(op, "op");
   const json* path = member(op, "path");
   if (!name || !name->is_string() || !path || !path->is_string()) return std::nullopt;
@@ -60,8 +64,8 @@ std::optional<bool> apply_single(json& object, const json& fix) {
   const json::json_pointer ptr(path->get_ref<const std::string&>());  // throws as patch would
   if (ptr.empty()) {
     if (remove) return std::nullopt;
-    if (object == *value) return false;
-    object.patch_inplace(fix);
+    if (alone && object == *value) return false;
+    by_nlohmann();
     return true;
   }
   json& parent = object.at(ptr.parent_pointer());  // throws as patch would
@@ -77,7 +81,7 @@ std::optional<bool> apply_single(json& object, const json& fix) {
     auto it = members.find(key);
     if (it == members.end()) {
       if (!add) {
-        object.patch_inplace(fix);  // throws: no such member
+        by_nlohmann();  // throws: no such member
         return true;
       }
       json copy = *value;
@@ -85,19 +89,39 @@ std::optional<bool> apply_single(json& object, const json& fix) {
     } else if (remove) {
       members.erase(it);
     } else {
-      if (it->second == *value) return false;
+      if (alone && it->second == *value) return false;
       it->second = *value;
     }
     return true;
   }
   if (!parent.is_array()) {
-    if (verb == "replace") object.patch_inplace(fix);  // throws: nothing to replace there
+    if (verb == "replace") by_nlohmann();  // throws: nothing to replace there
     throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
   }
   // An add into an array inserts, even a value equal to its neighbour.
-  if (!add && value && object.contains(ptr) && std::as_const(object).at(ptr) == *value) return false;
-  object.patch_inplace(fix);
+  if (alone && !add && value && object.contains(ptr) && std::as_const(object).at(ptr) == *value) return false;
+  by_nlohmann();
   return true;
+}
+
+// One operation of a fix of several, or a move or copy, applied to `object` as nlohmann's patch
+// applies it, except that an add inside a string, number or boolean (also a move's or copy's) is
+// refused as apply_single refuses it. A move is nlohmann's: the value at "from" copied, removed
+// there, added at "path" (so a move into its own member finds no parent and throws); a copy adds
+// the copied value. Everything else (a test, an operation that is not one) is nlohmann's patch's.
+// Not atomic: a move that fails to add has removed; apply_fix works on a copy.
+void apply_one(json& object, const json& op) {
+  if (apply_single(object, op, nullptr)) return;
+  const json* name = member(op, "op");
+  const json* from = member(op, "from");
+  const json* path = member(op, "path");
+  if (name && (*name == "move" || *name == "copy") && from && from->is_string() && path && path->is_string()) {
+    json value = object.at(json::json_pointer(from->get_ref<const std::string&>()));  // throws as patch would
+    if (*name == "move") apply_one(object, patch_op("remove", from->get<std::string>()));
+    apply_one(object, patch_op("add", path->get<std::string>(), std::move(value)));
+    return;
+  }
+  object.patch_inplace(json::array({op}));
 }
 
 }  // namespace
@@ -258,8 +282,14 @@ json json_diff(Node source, const json& target, const std::vector<std::string>& 
 }
 
 bool apply_fix(json& object, const json& fix) {
-  if (auto changed = apply_single(object, fix)) return *changed;
-  json next = object.patch(fix);
+  if (fix.is_array() && fix.size() == 1)
+    if (auto changed = apply_single(object, fix[0], &fix)) return *changed;
+  if (!fix.is_array()) {
+    (void)object.patch(fix);  // throws: a patch is an array
+    return false;
+  }
+  json next = object;
+  for (const json& op : fix) apply_one(next, op);
   if (!(next != object)) return false;  // nlohmann's != (not the negation of its == where NaN is)
   object = std::move(next);
   return true;

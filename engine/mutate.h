@@ -56,12 +56,11 @@ struct MutateResult {
                                                         const std::set<std::string>& only_rules = {});
 
 // Applies one fix (RFC 6902 operations) to `object` as nlohmann's `patch` does, atomically: when
-// an operation does not apply it throws (nlohmann's exceptions, or, for a fix of one add or remove
-// inside a string, number or boolean, std::invalid_argument, where nlohmann's patch asserts or does
-// nothing) and `object` is as it was. Returns whether the object changed (an `add` of the value a
-// member already has does not change it). A fix of one add, replace or remove is applied in place;
-// others to a copy, by nlohmann's `patch` itself (so an add inside a scalar in such a fix still
-// meets nlohmann's assertion: no rule makes one).
+// an operation does not apply it throws (nlohmann's exceptions, or, for an add or remove inside a
+// string, number or boolean, std::invalid_argument, where nlohmann's patch asserts or does
+// nothing; also a move's or copy's add) and `object` is as it was. Returns whether the object
+// changed (an `add` of the value a member already has does not change it). A fix of one add,
+// replace or remove is applied in place; any other to a copy, one operation after another.
 bool apply_fix(json& object, const json& fix);
 
 // The RFC 6902 patch from `source` to `target`, the same operations in the same order as
