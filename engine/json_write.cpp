@@ -1,5 +1,6 @@
 #include "engine/json_write.h"
 
+#include <charconv>
 #include <cstdint>
 
 #include "engine/json.h"
@@ -44,6 +45,52 @@ void append_json_string(std::string& out, std::string_view s) {
   }
   out.append(s, run, std::string_view::npos);
   out += '"';
+}
+
+namespace {
+
+template <class Int>
+void append_integer(std::string& out, Int v) {
+  char buf[24];
+  const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+  out.append(buf, static_cast<size_t>(end - buf));
+}
+
+}  // namespace
+
+void append_json(std::string& out, const json& value) {
+  switch (value.type()) {
+    case json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : value.get_ref<const json::object_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_string(out, key);
+        out += ':';
+        append_json(out, member);
+      }
+      out += '}';
+      return;
+    }
+    case json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const json& item : value.get_ref<const json::array_t&>()) {
+        if (!first) out += ',';
+        first = false;
+        append_json(out, item);
+      }
+      out += ']';
+      return;
+    }
+    case json::value_t::string: append_json_string(out, value.get_ref<const std::string&>()); return;
+    case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+    case json::value_t::null: out += "null"; return;
+    case json::value_t::number_integer: append_integer(out, value.get<json::number_integer_t>()); return;
+    case json::value_t::number_unsigned: append_integer(out, value.get<json::number_unsigned_t>()); return;
+    default: out += value.dump(-1, ' ', false, json::error_handler_t::replace);  // floats, binary, discarded
+  }
 }
 
 }  // namespace gpuguard::engine

@@ -6,11 +6,18 @@
 #include <string>
 #include <string_view>
 
+#include "engine/json.h"
+
 namespace gpuguard::engine {
 
 // Appends `s` as a JSON string. ASCII is escaped here as nlohmann escapes it (\" \\ \b \f \n \r
 // \t, other control characters as \u00xx, DEL as is) and well-formed UTF-8 is written as it is; a
 // string with invalid UTF-8 goes through nlohmann, which replaces what is invalid with U+FFFD.
 void append_json_string(std::string& out, std::string_view s);
+
+// Appends `value` as JSON, byte for byte what value.dump(-1, ' ', false, replace) writes (members
+// in the object's order, strings as append_json_string writes them, integers in decimal; a float
+// goes through nlohmann, for its shortest round-trip digits and its "null" for NaN and infinity).
+void append_json(std::string& out, const json& value);
 
 }  // namespace gpuguard::engine

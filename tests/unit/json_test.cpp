@@ -1,5 +1,10 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
 #include "engine/json.h"
 #include "engine/json_bytes.h"
 #include "engine/json_write.h"
@@ -173,6 +178,52 @@ TEST_CASE("JSON strings are written byte for byte as nlohmann writes them, valid
     }
   }
   CHECK(checked == 27 + 27 * 27 + 27 * 27 * 27);
+}
+
+TEST_CASE("append_json writes what nlohmann's dump writes") {
+  // Random trees of every type: integers at their limits, floats of every magnitude (and NaN and
+  // infinity, which dump writes as null), strings with escapes, UTF-8 and invalid bytes, keys that
+  // need escaping, deep and empty collections.
+  std::mt19937_64 rng(20261206);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const std::vector<std::string> strings = {"", "a", "nvidia.com/gpu", "q\"b\\s\n\t\x01\x7f", "\u00e9t\u00e9 \U0001F680",
+                                            "bad \xff byte", "\xE2\x82", "~/"};
+  std::function<json(int)> make = [&](int depth) -> json {
+    switch (depth > 4 ? pick(7) : pick(9)) {
+      case 0: return nullptr;
+      case 1: return pick(2) == 0;
+      case 2: {
+        const int64_t edge[] = {0, -1, 1, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+        return pick(2) == 0 ? json(edge[pick(5)]) : json(static_cast<int64_t>(rng()));
+      }
+      case 3: return pick(2) == 0 ? json(std::numeric_limits<uint64_t>::max()) : json(static_cast<uint64_t>(rng()));
+      case 4: {
+        const double special[] = {0.0, -0.0, 1.0, 0.1, 1e-7, 1e21, 1e300, 5e-324, std::nan(""), HUGE_VAL, -HUGE_VAL};
+        return pick(2) == 0 ? json(special[pick(11)]) : json(std::ldexp(static_cast<double>(rng() % 100000) - 50000, pick(200) - 100));
+      }
+      case 5:
+      case 6: return strings[static_cast<size_t>(pick(static_cast<int>(strings.size())))];
+      case 7: {
+        json a = json::array();
+        for (int i = pick(5); i > 0; --i) a.push_back(make(depth + 1));
+        return a;
+      }
+      default: {
+        json o = json::object();
+        for (int i = pick(5); i > 0; --i) o[strings[static_cast<size_t>(pick(static_cast<int>(strings.size())))]] = make(depth + 1);
+        return o;
+      }
+    }
+  };
+  int collections = 0;
+  for (int n = 0; n < 5000; ++n) {
+    const json value = make(0);
+    std::string out = "prefix,";  // appended to what is there, which stays
+    append_json(out, value);
+    REQUIRE(out == "prefix," + value.dump(-1, ' ', false, json::error_handler_t::replace));
+    collections += value.is_structured() ? 1 : 0;
+  }
+  CHECK(collections > 1000);
 }
 
 }  // TEST_SUITE
