@@ -82,7 +82,9 @@ int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
             engine::json line = {{"file", in.display}, {"document", obj.document}, {"kind", obj.gvk.kind},
                                  {"namespace", obj.namespace_}, {"name", obj.name}, {"rules", m.rules}, {"patch", m.patch}};
             if (!obj.item_pointer.empty()) line["itemPointer"] = obj.item_pointer;
-            std::cout << line.dump() << "\n";
+            // Strings that are not UTF-8 (a !!binary value in a fix, a file's name) are written with
+            // U+FFFD, as the other JSON outputs write them.
+            std::cout << line.dump(-1, ' ', false, engine::json::error_handler_t::replace) << "\n";
           } else if (opts.diff) {
             if (!changed) return;
             const engine::PositionIndex* pos = obj.positions.get();

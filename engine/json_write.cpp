@@ -8,7 +8,7 @@
 
 namespace gpuguard::engine {
 
-void append_json_string(std::string& out, std::string_view s) {
+void append_json_string(std::string& out, std::string_view s, json::error_handler_t on_invalid) {
   static constexpr char kHex[] = "0123456789abcdef";
   const size_t start = out.size();
   out += '"';
@@ -22,9 +22,9 @@ void append_json_string(std::string& out, std::string_view s) {
         i += n - 1;
         continue;
       }
-      // Invalid UTF-8: nlohmann's writer, which replaces it the way the rest of the output does.
+      // Invalid UTF-8: nlohmann's writer, which replaces it, leaves it out or throws.
       out.resize(start);
-      out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+      out += json(std::string(s)).dump(-1, ' ', false, on_invalid);
       return;
     }
     out.append(s, run, i - run);
@@ -58,7 +58,7 @@ void append_integer(std::string& out, Int v) {
 
 }  // namespace
 
-void append_json(std::string& out, const json& value) {
+void append_json(std::string& out, const json& value, json::error_handler_t on_invalid) {
   switch (value.type()) {
     case json::value_t::object: {
       out += '{';
@@ -66,9 +66,9 @@ void append_json(std::string& out, const json& value) {
       for (const auto& [key, member] : value.get_ref<const json::object_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json_string(out, key);
+        append_json_string(out, key, on_invalid);
         out += ':';
-        append_json(out, member);
+        append_json(out, member, on_invalid);
       }
       out += '}';
       return;
@@ -79,17 +79,17 @@ void append_json(std::string& out, const json& value) {
       for (const json& item : value.get_ref<const json::array_t&>()) {
         if (!first) out += ',';
         first = false;
-        append_json(out, item);
+        append_json(out, item, on_invalid);
       }
       out += ']';
       return;
     }
-    case json::value_t::string: append_json_string(out, value.get_ref<const std::string&>()); return;
+    case json::value_t::string: append_json_string(out, value.get_ref<const std::string&>(), on_invalid); return;
     case json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
     case json::value_t::null: out += "null"; return;
     case json::value_t::number_integer: append_integer(out, value.get<json::number_integer_t>()); return;
     case json::value_t::number_unsigned: append_integer(out, value.get<json::number_unsigned_t>()); return;
-    default: out += value.dump(-1, ' ', false, json::error_handler_t::replace);  // floats, binary, discarded
+    default: out += value.dump(-1, ' ', false, on_invalid);  // floats, binary, discarded
   }
 }
 

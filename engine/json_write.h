@@ -12,12 +12,16 @@ namespace gpuguard::engine {
 
 // Appends `s` as a JSON string. ASCII is escaped here as nlohmann escapes it (\" \\ \b \f \n \r
 // \t, other control characters as \u00xx, DEL as is) and well-formed UTF-8 is written as it is; a
-// string with invalid UTF-8 goes through nlohmann, which replaces what is invalid with U+FFFD.
-void append_json_string(std::string& out, std::string_view s);
+// string with invalid UTF-8 goes through nlohmann with `on_invalid`: replace (what is invalid
+// becomes U+FFFD), ignore (it is left out) or strict (nlohmann's type_error 316 is thrown, and `out`
+// is as it was).
+void append_json_string(std::string& out, std::string_view s,
+                        json::error_handler_t on_invalid = json::error_handler_t::replace);
 
-// Appends `value` as JSON, byte for byte what value.dump(-1, ' ', false, replace) writes (members
-// in the object's order, strings as append_json_string writes them, integers in decimal; a float
-// goes through nlohmann, for its shortest round-trip digits and its "null" for NaN and infinity).
-void append_json(std::string& out, const json& value);
+// Appends `value` as JSON, byte for byte what value.dump(-1, ' ', false, on_invalid) writes, or
+// throws what it throws (members in the object's order, strings as append_json_string writes them,
+// integers in decimal; a float goes through nlohmann, for its shortest round-trip digits and its
+// "null" for NaN and infinity). After an exception `out` holds a prefix of the value.
+void append_json(std::string& out, const json& value, json::error_handler_t on_invalid = json::error_handler_t::replace);
 
 }  // namespace gpuguard::engine

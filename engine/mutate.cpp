@@ -106,16 +106,18 @@ std::optional<bool> apply_single(json& object, const json& op, const json* alone
 
 // One operation of a fix of several, or a move or copy, applied to `object` as nlohmann's patch
 // applies it, except that an add inside a string, number or boolean (also a move's or copy's) is
-// refused as apply_single refuses it. A move is nlohmann's: the value at "from" copied, removed
-// there, added at "path" (so a move into its own member finds no parent and throws); a copy adds
-// the copied value. Everything else (a test, an operation that is not one) is nlohmann's patch's.
-// Not atomic: a move that fails to add has removed; apply_fix works on a copy.
+// refused as apply_single refuses it. A move is nlohmann's: "path" parsed, then "from", the value
+// there copied, removed there, added at "path" (so a move into its own member finds no parent and
+// throws); a copy adds the copied value. Everything else (a test, an operation that is not one,
+// one with a field missing) is nlohmann's patch's. Not atomic: a move that fails to add has
+// removed; apply_fix works on a copy.
 void apply_one(json& object, const json& op) {
   if (apply_single(object, op, nullptr)) return;
   const json* name = member(op, "op");
   const json* from = member(op, "from");
   const json* path = member(op, "path");
   if (name && (*name == "move" || *name == "copy") && from && from->is_string() && path && path->is_string()) {
+    (void)json::json_pointer(path->get_ref<const std::string&>());  // nlohmann's first error, if any
     json value = object.at(json::json_pointer(from->get_ref<const std::string&>()));  // throws as patch would
     if (*name == "move") apply_one(object, patch_op("remove", from->get<std::string>()));
     apply_one(object, patch_op("add", path->get<std::string>(), std::move(value)));

@@ -252,6 +252,20 @@ TEST_CASE("gpuguard mutate: the fixed manifests as YAML, in source key order; th
   CHECK(p["patch"][1]["path"] == json("/spec/tolerations"));
 }
 
+TEST_CASE("gpuguard mutate --patch: a fix's value that is not UTF-8 (a config's !!binary) is written with U+FFFD") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "cfg.yaml",
+                   "rules: {gpu-priority-class-missing: {params: {defaults: {team-a: !!binary /3RyYWluaW5n}}}}\n");  // "\xfftraining"
+  test::write_file(dir.path() / "pod.yaml",
+                   "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-a}\n"
+                   "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n");
+  auto r = test::run({"mutate", "-c", "cfg.yaml", "--patch", "pod.yaml"}, "", dir.path());
+  REQUIRE(r.exit_code == 0);  // it was an uncaught exception
+  json p = json::parse(r.out);
+  CHECK(p["patch"][0] == json({{"op", "add"}, {"path", "/spec/priorityClassName"}, {"value", "\xEF\xBF\xBDtraining"}}));
+  CHECK(test::run({"mutate", "-c", "cfg.yaml", "--diff", "pod.yaml"}, "", dir.path()).exit_code == 0);
+}
+
 TEST_CASE("gpuguard mutate: Pods by default, controllers' templates with --templates") {
   const std::string deploy =
       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n      containers:\n"

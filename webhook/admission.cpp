@@ -295,7 +295,9 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       Response response;
       std::string patch;
       patch.reserve(256);
-      engine::append_json(patch, m.patch);  // what m.patch.dump() writes, without its serializer's overhead
+      // What m.patch.dump() writes, without its serializer's overhead; a string that is not UTF-8 (a
+      // config's or the state's !!binary in a fix) throws as dump() does: the failure mode decides.
+      engine::append_json(patch, m.patch, engine::json::error_handler_t::strict);
       response.patch = base64_encode(patch);
       outcome.decision = "patched";
       for (const auto& rule : m.rules) {

@@ -180,7 +180,7 @@ TEST_CASE("JSON strings are written byte for byte as nlohmann writes them, valid
   CHECK(checked == 27 + 27 * 27 + 27 * 27 * 27);
 }
 
-TEST_CASE("append_json writes what nlohmann's dump writes") {
+TEST_CASE("append_json writes what nlohmann's dump writes, or throws what it throws") {
   // Random trees of every type: integers at their limits, floats of every magnitude (and NaN and
   // infinity, which dump writes as null), strings with escapes, UTF-8 and invalid bytes, keys that
   // need escaping, deep and empty collections.
@@ -215,15 +215,36 @@ TEST_CASE("append_json writes what nlohmann's dump writes") {
       }
     }
   };
-  int collections = 0;
+  int collections = 0, thrown = 0;
   for (int n = 0; n < 5000; ++n) {
     const json value = make(0);
-    std::string out = "prefix,";  // appended to what is there, which stays
-    append_json(out, value);
-    REQUIRE(out == "prefix," + value.dump(-1, ' ', false, json::error_handler_t::replace));
+    for (const auto handler : {json::error_handler_t::replace, json::error_handler_t::ignore, json::error_handler_t::strict}) {
+      std::string expected;
+      int error = 0;
+      try {
+        expected = value.dump(-1, ' ', false, handler);
+      } catch (const json::exception& e) {
+        error = e.id;
+      }
+      std::string out = "prefix,";  // appended to what is there, which stays
+      if (error != 0) {
+        int got = 0;
+        try {
+          append_json(out, value, handler);
+        } catch (const json::exception& e) {
+          got = e.id;
+        }
+        REQUIRE(got == error);  // strict: type_error 316, as dump throws it
+        ++thrown;
+        continue;
+      }
+      append_json(out, value, handler);
+      REQUIRE(out == "prefix," + expected);
+    }
     collections += value.is_structured() ? 1 : 0;
   }
   CHECK(collections > 1000);
+  CHECK(thrown > 500);
 }
 
 }  // TEST_SUITE

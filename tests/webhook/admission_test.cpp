@@ -579,6 +579,28 @@ TEST_CASE("a rule that fails: failureMode allow answers allowed, deny answers de
   }
 }
 
+TEST_CASE("mutate: a fix whose value is not UTF-8 (a config's !!binary) is a failure the failure mode answers") {
+  // dump() would throw on it, as the patch writer does: the answer is not a patch with U+FFFD in it.
+  json pod = gpu_pod(true);
+  pod["spec"].erase("priorityClassName");
+  for (bool open : {true, false}) {
+    auto cfg = std::make_shared<engine::Config>(
+        *config("rules: {gpu-priority-class-missing: {params: {defaults: {ml: !!binary /3RyYWluaW5n}}}}\n"));  // "\xfftraining"
+    cfg->webhook.fail_open = open;
+    Admission a(test::registry(), cfg);
+    auto c = call(a, Endpoint::mutate, review(pod).dump());
+    REQUIRE(c.answer.status == 200);
+    CHECK(c.body["response"]["allowed"] == json(open));
+    CHECK_FALSE(c.body["response"].contains("patch"));
+    REQUIRE(c.outcome.rule_errors.size() == 1);
+    CHECK(c.outcome.rule_errors[0].second.find("invalid UTF-8 byte") != std::string::npos);
+    // /validate names the finding; its message's bytes are written as U+FFFD.
+    auto v = call(a, Endpoint::validate, review(pod).dump());
+    REQUIRE(v.body["response"].contains("warnings"));
+    CHECK(v.body["response"]["warnings"].dump().find("\xEF\xBF\xBDtraining") != std::string::npos);
+  }
+}
+
 TEST_CASE("field paths for warnings") {
   CHECK(webhook::field_path("/spec/containers/0/resources/requests/nvidia.com~1gpu") ==
         "spec.containers[0].resources.requests[nvidia.com/gpu]");
