@@ -1,6 +1,7 @@
 #include "engine/mutate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -283,6 +284,36 @@ json json_diff(Node source, const json& target, const std::vector<std::string>& 
   return diff_changed(source, target, changed);
 }
 
+namespace {
+
+// nlohmann's ==, except that a NaN equals a NaN: whether a fix changed an object, which a NaN
+// anywhere in it would otherwise say every time.
+bool same(const json& a, const json& b) {
+  if (a.is_number_float() || b.is_number_float()) {
+    if (!a.is_number() || !b.is_number()) return false;
+    const auto x = a.get<double>();
+    const auto y = b.get<double>();
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+  if (a.type() != b.type()) return a == b;  // 1u == 1
+  if (a.is_object()) {
+    const auto& x = a.get_ref<const json::object_t&>();
+    const auto& y = b.get_ref<const json::object_t&>();
+    if (x.size() != y.size()) return false;
+    for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+      if (i->first != j->first || !same(i->second, j->second)) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    const auto& x = a.get_ref<const json::array_t&>();
+    const auto& y = b.get_ref<const json::array_t&>();
+    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](const json& p, const json& q) { return same(p, q); });
+  }
+  return a == b;
+}
+
+}  // namespace
+
 bool apply_fix(json& object, const json& fix) {
   if (fix.is_array() && fix.size() == 1)
     if (auto changed = apply_single(object, fix[0], &fix)) return *changed;
@@ -292,7 +323,7 @@ bool apply_fix(json& object, const json& fix) {
   }
   json next = object;
   for (const json& op : fix) apply_one(next, op);
-  if (!(next != object)) return false;  // nlohmann's != (not the negation of its == where NaN is)
+  if (same(next, object)) return false;
   object = std::move(next);
   return true;
 }

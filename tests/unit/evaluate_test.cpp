@@ -535,6 +535,14 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
     json with_nan = object;
     with_nan["spec"]["ratio"] = std::nan("");
     CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/name", "value": "a"}])")));
+    // Nor does a fix of several operations, a move or a copy that ends where it began.
+    CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/name", "value": "a"}, {"op": "test", "path": "/spec/name", "value": "a"}])")));
+    CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "copy", "from": "/spec/name", "path": "/spec/name"}])")));
+    CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "move", "from": "/spec/ratio", "path": "/spec/ratio"}])")));
+    CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/n", "value": 1.0}, {"op": "test", "path": "/spec/n", "value": 1}])")));
+    json other = with_nan;
+    CHECK(apply_fix(other, json::parse(R"([{"op": "add", "path": "/spec/x", "value": 1}, {"op": "move", "from": "/spec/ratio", "path": "/r"}])")));
+    CHECK(std::isnan(other["r"].get<double>()));
     CHECK(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/name", "value": "b"}])")));
     CHECK(with_nan["spec"]["name"] == "b");
   }
