@@ -21,7 +21,8 @@ void append_json_string(std::string& out, std::string_view s,
 // Appends `value` as JSON, byte for byte what value.dump(-1, ' ', false, on_invalid) writes, or
 // throws what it throws (members in the object's order, strings as append_json_string writes them,
 // integers in decimal; a float goes through nlohmann, for its shortest round-trip digits and its
-// "null" for NaN and infinity). After an exception `out` holds a prefix of the value.
+// "null" for NaN and infinity). After an exception `out` holds what it held, then the start of
+// the value's JSON.
 void append_json(std::string& out, const json& value, json::error_handler_t on_invalid = json::error_handler_t::replace);
 
 }  // namespace gpuguard::engine

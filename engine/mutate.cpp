@@ -31,6 +31,32 @@ std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config
 
 namespace {
 
+// nlohmann's ==, except that a NaN equals a NaN: whether a fix changes what it writes, or changed
+// the object, which a NaN there would otherwise say every time (and mutate would never settle).
+bool same(const json& a, const json& b) {
+  if (a.is_number_float() || b.is_number_float()) {
+    if (!a.is_number() || !b.is_number()) return false;
+    const auto x = a.get<double>();
+    const auto y = b.get<double>();
+    return x == y || (std::isnan(x) && std::isnan(y));
+  }
+  if (a.type() != b.type()) return a == b;  // 1u == 1
+  if (a.is_object()) {
+    const auto& x = a.get_ref<const json::object_t&>();
+    const auto& y = b.get_ref<const json::object_t&>();
+    if (x.size() != y.size()) return false;
+    for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+      if (i->first != j->first || !same(i->second, j->second)) return false;
+    return true;
+  }
+  if (a.is_array()) {
+    const auto& x = a.get_ref<const json::array_t&>();
+    const auto& y = b.get_ref<const json::array_t&>();
+    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](const json& p, const json& q) { return same(p, q); });
+  }
+  return a == b;
+}
+
 // nlohmann checks an add, replace or remove (its pointer parses, the parent exists, an index is in
 // range, a removed or replaced member exists) before it changes anything, so one of them alone is
 // atomic in place. Whether it changes the object is known beforehand: an add or replace whose
@@ -65,7 +91,7 @@ std::optional<bool> apply_single(json& object, const json& op, const json* alone
   const json::json_pointer ptr(path->get_ref<const std::string&>());  // throws as patch would
   if (ptr.empty()) {
     if (remove) return std::nullopt;
-    if (alone && object == *value) return false;
+    if (alone && same(object, *value)) return false;
     by_nlohmann();
     return true;
   }
@@ -90,7 +116,7 @@ std::optional<bool> apply_single(json& object, const json& op, const json* alone
     } else if (remove) {
       members.erase(it);
     } else {
-      if (alone && it->second == *value) return false;
+      if (alone && same(it->second, *value)) return false;
       it->second = *value;
     }
     return true;
@@ -100,7 +126,7 @@ std::optional<bool> apply_single(json& object, const json& op, const json* alone
     throw std::invalid_argument("the parent of " + path->get_ref<const std::string&>() + " is not an object or array");
   }
   // An add into an array inserts, even a value equal to its neighbour.
-  if (alone && !add && value && object.contains(ptr) && std::as_const(object).at(ptr) == *value) return false;
+  if (alone && !add && value && object.contains(ptr) && same(std::as_const(object).at(ptr), *value)) return false;
   by_nlohmann();
   return true;
 }
@@ -283,36 +309,6 @@ json json_diff(const json& source, const json& target, const std::vector<std::st
 json json_diff(Node source, const json& target, const std::vector<std::string>& changed) {
   return diff_changed(source, target, changed);
 }
-
-namespace {
-
-// nlohmann's ==, except that a NaN equals a NaN: whether a fix changed an object, which a NaN
-// anywhere in it would otherwise say every time.
-bool same(const json& a, const json& b) {
-  if (a.is_number_float() || b.is_number_float()) {
-    if (!a.is_number() || !b.is_number()) return false;
-    const auto x = a.get<double>();
-    const auto y = b.get<double>();
-    return x == y || (std::isnan(x) && std::isnan(y));
-  }
-  if (a.type() != b.type()) return a == b;  // 1u == 1
-  if (a.is_object()) {
-    const auto& x = a.get_ref<const json::object_t&>();
-    const auto& y = b.get_ref<const json::object_t&>();
-    if (x.size() != y.size()) return false;
-    for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
-      if (i->first != j->first || !same(i->second, j->second)) return false;
-    return true;
-  }
-  if (a.is_array()) {
-    const auto& x = a.get_ref<const json::array_t&>();
-    const auto& y = b.get_ref<const json::array_t&>();
-    return x.size() == y.size() && std::equal(x.begin(), x.end(), y.begin(), [](const json& p, const json& q) { return same(p, q); });
-  }
-  return a == b;
-}
-
-}  // namespace
 
 bool apply_fix(json& object, const json& fix) {
   if (fix.is_array() && fix.size() == 1)

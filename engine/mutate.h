@@ -59,8 +59,10 @@ struct MutateResult {
 // an operation does not apply it throws (nlohmann's exceptions, or, for an add or remove inside a
 // string, number or boolean, std::invalid_argument, where nlohmann's patch asserts or does
 // nothing; also a move's or copy's add) and `object` is as it was. Returns whether the object
-// changed (an `add` of the value a member already has does not change it). A fix of one add,
-// replace or remove is applied in place; any other to a copy, one operation after another.
+// changed (an `add` of the value a member already has does not change it; a NaN equals a NaN
+// here). A fix of one add, replace or remove is applied in place (but a replace or remove inside
+// a null, or a remove of the whole, goes the other way); any other to a copy, one operation after
+// another.
 bool apply_fix(json& object, const json& fix);
 
 // The RFC 6902 patch from `source` to `target`, the same operations in the same order as

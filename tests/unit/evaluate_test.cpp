@@ -526,7 +526,7 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
                            R"([{"op": "copy", "from": "/kind", "path": "/spec/n/-"}])"}) {
     CAPTURE(text);
     json got = object;
-    CHECK_THROWS(apply_fix(got, json::parse(text)));
+    CHECK_THROWS_AS(apply_fix(got, json::parse(text)), std::invalid_argument);
     CHECK(gpuguard::engine::identical(got, object));
   }
   // An object holding a NaN: a fix that adds the value already there changes nothing (comparing
@@ -540,7 +540,17 @@ TEST_CASE("apply_fix changes an object as nlohmann's patch does, or throws and l
     CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "copy", "from": "/spec/name", "path": "/spec/name"}])")));
     CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "move", "from": "/spec/ratio", "path": "/spec/ratio"}])")));
     CHECK_FALSE(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/n", "value": 1.0}, {"op": "test", "path": "/spec/n", "value": 1}])")));
+    // A NaN written over a NaN is no change either, alone or with others.
+    for (const char* verb : {"add", "replace"}) {
+      CHECK_FALSE(apply_fix(with_nan, patch_of(patch_op(verb, "/spec/ratio", std::nan("")))));
+      json fix = patch_of(patch_op(verb, "/spec/ratio", std::nan("")));
+      fix.push_back(patch_op("test", "/spec/name", "a"));
+      CHECK_FALSE(apply_fix(with_nan, fix));
+    }
     json other = with_nan;
+    CHECK(apply_fix(other, patch_of(patch_op("replace", "/spec/ratio", 1))));
+    CHECK(other["spec"]["ratio"] == 1);
+    other = with_nan;
     CHECK(apply_fix(other, json::parse(R"([{"op": "add", "path": "/spec/x", "value": 1}, {"op": "move", "from": "/spec/ratio", "path": "/r"}])")));
     CHECK(std::isnan(other["r"].get<double>()));
     CHECK(apply_fix(with_nan, json::parse(R"([{"op": "add", "path": "/spec/name", "value": "b"}])")));
