@@ -6,6 +6,7 @@
 #include <sstream>
 #include <vector>
 
+#include "engine/json_bytes.h"
 #include "engine/yaml_load.h"
 
 namespace gpuguard::engine {
@@ -23,6 +24,24 @@ bool needs_quotes(const std::string& s) {
   for (unsigned char c : s)
     if (c < 0x20 || c == 0x7F) return true;
   return false;
+}
+
+bool valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (static_cast<unsigned char>(s[i]) < 0x80) continue;
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n - 1;
+  }
+  return true;
+}
+
+// A string that is not UTF-8 (a `!!binary` value as the loader decodes it) is written back as
+// `!!binary`: YAML text is UTF-8, and the loader reads this back as the same bytes.
+bool emit_binary(YAML::Emitter& out, const std::string& s) {
+  if (valid_utf8(s)) return false;
+  out << YAML::Binary(reinterpret_cast<const unsigned char*>(s.data()), s.size());
+  return true;
 }
 
 void emit(YAML::Emitter& out, const json& v, const PositionIndex* positions, bool have_node, PositionIndex::NodeId node) {
@@ -56,8 +75,11 @@ void emit(YAML::Emitter& out, const json& v, const PositionIndex* positions, boo
       out << YAML::BeginMap;
       for (const auto& key : keys) {
         out << YAML::Key;
-        if (needs_quotes(*key.name)) out << YAML::DoubleQuoted;
-        out << *key.name << YAML::Value;
+        if (!emit_binary(out, *key.name)) {
+          if (needs_quotes(*key.name)) out << YAML::DoubleQuoted;
+          out << *key.name;
+        }
+        out << YAML::Value;
         emit(out, v.at(*key.name), positions, key.known, key.node);
       }
       out << YAML::EndMap;
@@ -81,6 +103,7 @@ void emit(YAML::Emitter& out, const json& v, const PositionIndex* positions, boo
     }
     case json::value_t::string: {
       const auto& s = v.get_ref<const std::string&>();
+      if (emit_binary(out, s)) return;
       if (s.find('\n') != std::string::npos && s.find_first_of("\t\r") == std::string::npos && s.back() == '\n')
         out << YAML::Literal << s;
       else if (needs_quotes(s))

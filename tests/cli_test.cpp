@@ -252,7 +252,7 @@ TEST_CASE("gpuguard mutate: the fixed manifests as YAML, in source key order; th
   CHECK(p["patch"][1]["path"] == json("/spec/tolerations"));
 }
 
-TEST_CASE("gpuguard mutate --patch: a fix's value that is not UTF-8 (a config's !!binary) is written with U+FFFD") {
+TEST_CASE("gpuguard mutate: a string that is not UTF-8 (a !!binary value) is U+FFFD in --patch's JSON, !!binary in its YAML") {
   test::TempDir dir;
   test::write_file(dir.path() / "cfg.yaml",
                    "rules: {gpu-priority-class-missing: {params: {defaults: {team-a: !!binary /3RyYWluaW5n}}}}\n");  // "\xfftraining"
@@ -264,6 +264,19 @@ TEST_CASE("gpuguard mutate --patch: a fix's value that is not UTF-8 (a config's 
   json p = json::parse(r.out);
   CHECK(p["patch"][0] == json({{"op", "add"}, {"path", "/spec/priorityClassName"}, {"value", "\xEF\xBF\xBDtraining"}}));
   CHECK(test::run({"mutate", "-c", "cfg.yaml", "--diff", "pod.yaml"}, "", dir.path()).exit_code == 0);
+  // The YAML it prints writes such strings back as !!binary (YAML text is UTF-8), keys too; what it
+  // prints reads back as the same object.
+  test::write_file(dir.path() / "bin.yaml",
+                   "apiVersion: v1\nkind: Pod\nmetadata:\n  name: !!binary /3A=\n  namespace: team-a\n"
+                   "  annotations: {a: !!binary /w==, ? !!binary /w== : k}\n"
+                   "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {limits: {nvidia.com/gpu: 1}}\n");
+  auto yaml = test::run({"mutate", "--no-config", "bin.yaml"}, "", dir.path());
+  REQUIRE(yaml.exit_code == 0);
+  CHECK(yaml.out.find("  name: !!binary \"/3A=\"\n") != std::string::npos);
+  CHECK(yaml.out.find("    !!binary \"/w==\": k\n") != std::string::npos);
+  auto again = test::run({"mutate", "--no-config", "--exit-code", "-"}, yaml.out);
+  CHECK(again.exit_code == 0);
+  CHECK(again.out == yaml.out);
 }
 
 TEST_CASE("gpuguard mutate: Pods by default, controllers' templates with --templates") {
