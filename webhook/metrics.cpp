@@ -1,6 +1,7 @@
 #include "webhook/metrics.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <sstream>
 
@@ -88,6 +89,15 @@ constexpr std::array<std::string_view, 3> kFindingLabels = {"rule", "severity", 
 constexpr std::array<std::string_view, 4> kRequestLabels = {"webhook", "operation", "kind", "decision"};
 }  // namespace
 
+namespace {
+// A kind as the API server names one: a letter, then letters and digits, at most 63 (a kind is a
+// Go type's name; apiextensions requires a DNS-1035 label of its lowercase).
+bool kind_shaped(std::string_view kind) {
+  if (kind.empty() || kind.size() > 63 || std::isalpha(static_cast<unsigned char>(kind.front())) == 0) return false;
+  return std::all_of(kind.begin(), kind.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+}
+}  // namespace
+
 void Metrics::duration_locked(std::string_view webhook, double seconds) {
   auto it = durations_.find(webhook);
   if (it == durations_.end()) it = durations_.emplace(std::string(webhook), Histogram{}).first;
@@ -102,6 +112,11 @@ void Metrics::admission(std::string_view webhook, std::string_view operation, st
                         double seconds, std::span<const FindingLabels> findings) {
   std::lock_guard lock(mu_);
   duration_locked(webhook, seconds);
+  // The kind is the client's text: a Kubernetes kind's shape, and at most kMaxKinds of them, or
+  // "other" (a client sending made-up kinds would otherwise add a series a request).
+  const bool known = kinds_.contains(kind);
+  if (!known && (kinds_.size() >= kMaxKinds || !kind_shaped(kind))) kind = "other";
+  else if (!known) kinds_.emplace(kind);
   counter_locked(requests_, "gpuguard_admission_requests_total", kRequestLabels, Labels<4>{{webhook, operation, kind, decision}}) += 1;
   for (const FindingLabels& f : findings)
     counter_locked(findings_, "gpuguard_rule_findings_total", kFindingLabels, Labels<3>{{f.rule, f.severity, f.mode}}) += 1;
@@ -171,7 +186,7 @@ std::string Metrics::render() const {
   };
   static constexpr Family kCounters[] = {
       {"gpuguard_admission_requests_total", "counter", "Admission requests answered, by webhook, operation, kind and decision."},
-      {"gpuguard_admission_invalid_requests_total", "counter", "Requests answered 400, by reason."},
+      {"gpuguard_admission_invalid_requests_total", "counter", "Requests refused as malformed (400, 411, 415), by reason."},
       {"gpuguard_rule_findings_total", "counter", "Findings reported in admission, by rule, severity and enforcement mode."},
       {"gpuguard_rule_errors_total", "counter", "Internal failures of a rule (handled by failureMode)."},
       {"gpuguard_state_reloads_total", "counter", "Loads of the --state files, by result."},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,9 @@ class Metrics {
   // For tests: a counter's value by its full series text, e.g.
   // `gpuguard_certificate_reloads_total{result="ok"}`.
   [[nodiscard]] double value(const std::string& series) const;
+
+  // The request counter's distinct kinds; any further kind is counted as "other".
+  static constexpr size_t kMaxKinds = 64;
 
  private:
   struct Histogram {
@@ -97,6 +101,7 @@ class Metrics {
   std::map<std::string, double> counters_;  // full series text → value
   CounterIndex<3> findings_;                // rule, severity, mode
   CounterIndex<4> requests_;                // webhook, operation, kind, decision
+  std::set<std::string, std::less<>> kinds_;  // the request counter's kinds (kMaxKinds)
   std::map<std::string, double> gauges_;
   std::map<std::string, Histogram, std::less<>> durations_;  // webhook label → histogram
 };

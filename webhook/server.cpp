@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <list>
 #include <map>
@@ -416,6 +417,39 @@ void configure_common(httplib::Server& svr, const ServerOptions& o, std::shared_
   });
 }
 
+// Before anything reads a body, for every method (cpp-httplib reads the bodies of PUT, PATCH and
+// DELETE before routing, to a 404): refuse chunked bodies, which bypass cpp-httplib's size limit
+// (facts/webhook.md §3), and compressed ones, which it inflates in memory before any handler could
+// look at the size (1 MiB of gzip is 1 GiB of zeros; the API server never compresses). A POST must
+// give its length, within the limit (`admission`: the TLS server's; the plain metrics server takes
+// no POST). `refused` counts the refusal.
+void guard_bodies(httplib::Server& svr, const ServerOptions& o, bool admission, std::function<void(const char*)> refused) {
+  svr.set_pre_routing_handler([max = o.max_body_bytes, admission, refused = std::move(refused)](
+                                  const httplib::Request& req, httplib::Response& res) {
+    auto refuse = [&](int status, const std::string& why, const char* reason) {
+      refused(reason);
+      set_json(res, status, json{{"error", why}}.dump());
+      res.set_header("Connection", "close");
+      return httplib::Server::HandlerResponse::Handled;
+    };
+    if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity")
+      return refuse(415, "a Content-Encoding is not accepted (send the body uncompressed)", "encoded");
+    if (req.has_header("Transfer-Encoding"))
+      return refuse(411, "a Content-Length is required (chunked bodies are not accepted)", "length-required");
+    if (req.method != "POST" || !admission) return httplib::Server::HandlerResponse::Unhandled;
+    if (!req.has_header("Content-Length"))
+      return refuse(411, "a Content-Length is required (chunked bodies are not accepted)", "length-required");
+    const std::string& cl = req.get_header_value("Content-Length");
+    size_t length = 0;
+    auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), length);
+    if (ec != std::errc{} || p != cl.data() + cl.size()) return refuse(400, "invalid Content-Length", "bad-length");
+    if (length > max)
+      return refuse(400, "the body (" + std::to_string(length) + " bytes) is over the limit of " + std::to_string(max) + " bytes",
+                    "too-large");
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+}
+
 }  // namespace
 
 int serve(const engine::Registry& registry, const ServerOptions& options) {
@@ -473,27 +507,7 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   auto listen_fd = std::make_shared<std::atomic<int>>(-1);
   configure_common(svr, options, listen_fd);
 
-  // Before anything reads the body: refuse bodies without Content-Length (chunked bodies bypass
-  // cpp-httplib's size limit, facts/webhook.md §3) and bodies over the limit.
-  svr.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
-    if (req.method != "POST") return httplib::Server::HandlerResponse::Unhandled;
-    auto refuse = [&](int status, const std::string& why, const char* reason) {
-      rt.metrics_.invalid_request(reason);
-      set_json(res, status, json{{"error", why}}.dump());
-      res.set_header("Connection", "close");
-      return httplib::Server::HandlerResponse::Handled;
-    };
-    if (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length"))
-      return refuse(411, "a Content-Length is required (chunked bodies are not accepted)", "length-required");
-    const std::string& cl = req.get_header_value("Content-Length");
-    size_t length = 0;
-    auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), length);
-    if (ec != std::errc{} || p != cl.data() + cl.size()) return refuse(400, "invalid Content-Length", "bad-length");
-    if (length > options.max_body_bytes)
-      return refuse(400, "the body (" + std::to_string(length) + " bytes) is over the limit of " +
-                             std::to_string(options.max_body_bytes) + " bytes", "too-large");
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  guard_bodies(svr, options, true, [&rt](const char* reason) { rt.metrics_.invalid_request(reason); });
 
   auto handler = [&](Endpoint endpoint, const char* name) {
     return [&rt, endpoint, name](const httplib::Request& req, httplib::Response& res) {
@@ -552,6 +566,7 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   if (options.metrics_host) {
     side = std::make_unique<httplib::Server>();
     configure_common(*side, options, std::make_shared<std::atomic<int>>(-1));
+    guard_bodies(*side, options, false, [&rt](const char* reason) { rt.metrics_.invalid_request(reason); });
     add_health_routes(*side, rt);
   } else {
     add_health_routes(svr, rt);

@@ -323,6 +323,31 @@ TEST_CASE("DELETE of an object an aggregate needs: allowed, with the new warning
   CHECK_FALSE(call(a, Endpoint::validate, review(nullptr, "DELETE", "v1", pc("pc2")).dump(), six).body["response"].contains("warnings"));
 }
 
+TEST_CASE("an object without apiVersion and kind (taken from request.kind) keeps its name and namespace") {
+  auto cfg = config("exclude:\n  - {kind: PriorityClass, name: 'legacy-.*', reason: kept}\n");
+  Admission a(test::registry(), cfg);
+  auto bare = [](json o) {
+    o.erase("apiVersion");
+    o.erase("kind");
+    return o;
+  };
+  auto with_kind = [](json r) {
+    r["request"]["kind"] = {{"group", "scheduling.k8s.io"}, {"version", "v1"}, {"kind", "PriorityClass"}};
+    return r;
+  };
+  // Excluded by name either way (a value over 1e9 is refused otherwise).
+  json legacy = pc("legacy-top");
+  legacy["value"] = 2000000000;
+  CHECK(call(a, Endpoint::validate, with_kind(review(legacy)).dump()).body["response"]["allowed"] == json(true));
+  CHECK(call(a, Endpoint::validate, with_kind(review(bare(legacy))).dump()).body["response"]["allowed"] == json(true));
+  // A DELETE removes the state's object by its name: one of three gone warns of two left.
+  auto state = state_of(pcs(3), *cfg);
+  json del = with_kind(review(nullptr, "DELETE", "v1", bare(pc("pc2"))));
+  auto c = call(a, Endpoint::validate, del.dump(), state);
+  REQUIRE(c.body["response"]["warnings"].size() == 1);
+  CHECK(c.body["response"]["warnings"][0].get<std::string>().find("only 2 user PriorityClasses") != std::string::npos);
+}
+
 TEST_CASE("mutate: a base64 JSON Patch that fixes the pod, and nothing the second time") {
   Admission a(test::registry(), config());
   auto c = call(a, Endpoint::mutate, review(gpu_pod(false)).dump());
@@ -455,6 +480,26 @@ TEST_CASE("metrics of admission requests: the histogram, the request counter and
   CHECK(text.find("gpuguard_admission_duration_seconds_bucket{webhook=\"validate\",le=\"0.25\"} 4\n") != std::string::npos);
   CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"validate\"} 4\n") != std::string::npos);
   CHECK(text.find("gpuguard_admission_duration_seconds_count{webhook=\"mutate\"} 1\n") != std::string::npos);
+}
+
+TEST_CASE("metrics: the request counter's kind label is bounded (it is the client's text)") {
+  webhook::Metrics m;
+  // Not a kind's shape: counted as "other", not as a series of its own.
+  for (std::string bad : {std::string(4096, 'K'), std::string("Pod\"}"), std::string("1Pod"), std::string(""), std::string("Po d")})
+    m.admission("validate", "CONNECT", bad, "allowed", 0.00001, {});
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CONNECT",kind="other",decision="allowed"})") == 5);
+  // At most kMaxKinds distinct kinds; later ones are "other", the ones already counted go on.
+  for (size_t i = 0; i < webhook::Metrics::kMaxKinds + 50; ++i)
+    m.admission("validate", "CREATE", "Kind" + std::to_string(i), "allowed", 0.00001, {});
+  m.admission("validate", "CREATE", "Kind0", "allowed", 0.00001, {});
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CREATE",kind="Kind0",decision="allowed"})") == 2);
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CREATE",kind="other",decision="allowed"})") == 50);
+  const std::string text = m.render();
+  size_t series = 0;
+  for (size_t p = text.find("\ngpuguard_admission_requests_total{"); p != std::string::npos;
+       p = text.find("\ngpuguard_admission_requests_total{", p + 1))
+    ++series;
+  CHECK(series == webhook::Metrics::kMaxKinds + 2);  // the kinds, CREATE's "other", CONNECT's "other"
 }
 
 TEST_CASE("the nesting bound holds whichever reader reads the body") {

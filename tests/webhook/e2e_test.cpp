@@ -140,6 +140,17 @@ TEST_CASE("malformed input: each gets a correct answer and the server stays up")
   // A chunked body bypasses cpp-httplib's limit, so it is refused.
   auto ok = wh.write("ok.json", good);
   CHECK(wh.curl("/validate", ok.string(), {"-H", "Transfer-Encoding: chunked"}).first == 411);
+  // So are chunked bodies of the methods cpp-httplib reads before routing them to a 404, and
+  // compressed bodies, which it would inflate in memory before the size is known.
+  for (const char* method : {"PUT", "PATCH", "DELETE"})
+    CHECK(wh.curl("/validate", ok.string(), {"-X", method, "-H", "Transfer-Encoding: chunked"}).first == 411);
+  auto gz = test::run_command({"sh", "-c", "gzip -c '" + ok.string() + "' > '" + ok.string() + ".gz'"});
+  REQUIRE(gz.exit_code == 0);
+  auto [zcode, zbody] = wh.curl("/validate", ok.string() + ".gz", {"-H", "Content-Encoding: gzip"});
+  CHECK(zcode == 415);
+  CHECK(zbody.find("Content-Encoding") != std::string::npos);
+  CHECK(wh.curl("/validate", ok.string(), {"-H", "Content-Encoding: identity"}).first == 200);
+  CHECK(wh.metric(R"(gpuguard_admission_invalid_requests_total{reason="encoded"})") == 1);
   // Wrong content type, unknown paths and methods.
   CHECK(wh.curl("/validate", ok.string(), {}, "text/plain").first == 400);
   CHECK(wh.curl("/nope", ok.string()).first == 404);
@@ -303,6 +314,14 @@ TEST_CASE("--client-ca requires a client certificate; --metrics-addr moves healt
   REQUIRE(wh.metrics_port > 0);
   auto r = test::run_command({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:" + std::to_string(wh.metrics_port) + "/readyz"});
   CHECK(r.out == "200");
+  // The plain server refuses chunked and compressed bodies too, before reading them.
+  auto chunked = test::run_command({"sh", "-c", "head -c 100000 /dev/zero | curl -sS -o /dev/null -w '%{http_code}' -X PATCH -T - "
+                                                "-H 'Transfer-Encoding: chunked' http://127.0.0.1:" +
+                                                    std::to_string(wh.metrics_port) + "/metrics"});
+  CHECK(chunked.out == "411");
+  auto encoded = test::run_command({"curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "-H", "Content-Encoding: gzip",
+                                    "--data-binary", "x", "http://127.0.0.1:" + std::to_string(wh.metrics_port) + "/metrics"});
+  CHECK(encoded.out == "415");
 }
 
 TEST_CASE("TLS as sslscan sees it: TLS 1.2 and 1.3 only, AEAD ciphers with forward secrecy, nothing weak") {
