@@ -1,6 +1,8 @@
 // gpuguard serve: the validating and mutating admission webhook. Its command line; the server runs
 // in gpuguard-net (cli/net.h).
 
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -27,6 +29,19 @@ bool split_address(const std::string& addr, std::string& host, int& port) {
     return false;
   }
   return true;
+}
+
+// A finite number (of seconds): CLI11's Range lets NaN through, since every comparison with it is
+// false, and a cast of NaN or infinity to an integer is undefined.
+CLI::Validator finite_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) return "expected a number of seconds, got " + text;
+        return {};
+      },
+      "SECONDS");
 }
 
 }  // namespace
@@ -57,10 +72,10 @@ void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exi
   sub->add_option("--keep-alive-timeout", opts->keep_alive_seconds, "seconds an idle connection is kept (default 5)")->check(CLI::Range(1, 300));
   sub->add_option("--read-timeout", opts->read_timeout_seconds, "seconds to read a request (default 10)")->check(CLI::Range(1, 300));
   sub->add_option("--reload-interval", *reload_s, "seconds between checks of the certificate, config and state files; 0: only on SIGHUP (default 2)")
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_seconds())->check(CLI::Range(0.0, 3600.0));
   sub->add_option("--shutdown-delay", *delay_s, "seconds to stay up but not ready after SIGTERM, so endpoints drain (default 0)")
-      ->check(CLI::Range(0.0, 300.0));
-  sub->add_option("--grace-period", *grace_s, "seconds to wait for in-flight requests after SIGTERM (default 15)")->check(CLI::Range(0.0, 3600.0));
+      ->check(finite_seconds())->check(CLI::Range(0.0, 300.0));
+  sub->add_option("--grace-period", *grace_s, "seconds to wait for in-flight requests after SIGTERM (default 15)")->check(finite_seconds())->check(CLI::Range(0.0, 3600.0));
   sub->add_option("--log-level", opts->log_level, "debug, info, warn or error")->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   sub->callback([&registry, &exit_code, opts, listen, metrics, reload_s, delay_s, grace_s] {
     if (!split_address(*listen, opts->host, opts->port)) {

@@ -200,7 +200,7 @@ std::vector<MigGpu> parse_mig_gpus(const json& list, std::vector<std::pair<std::
         } else {
           for (const auto& s : *st) {
             auto v = s.is_boolean() ? std::nullopt : as_int(s);
-            if (!v || *v < 0 || *v + prof.memory > gpu.memory_slices) {
+            if (!v || *v < 0 || *v > gpu.memory_slices - prof.memory) {
               problem(pointer_join(pp, "starts"), "starts: " + brief(s) + " is not an offset where " + std::to_string(prof.memory) +
                                                       " memory slices fit in " + std::to_string(gpu.memory_slices));
               break;
@@ -241,12 +241,6 @@ std::string describe_request(const std::vector<MigRequest>& request) {
     out += (r.count > 1 ? std::to_string(r.count) + " × " : "") + r.profile->name;
   }
   return out;
-}
-
-int64_t sat_add(int64_t a, int64_t b) { return a > std::numeric_limits<int64_t>::max() - b ? std::numeric_limits<int64_t>::max() : a + b; }
-int64_t sat_mul(int64_t a, int64_t b) {
-  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) return std::numeric_limits<int64_t>::max();
-  return a * b;
 }
 
 std::string starts_text(const MigProfile& p) {

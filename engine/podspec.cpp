@@ -16,7 +16,7 @@ namespace {
 
 std::optional<int64_t> mul(std::optional<int64_t> a, std::optional<int64_t> b) {
   if (!a || !b) return std::nullopt;
-  return *a * *b;
+  return sat_mul(*a, *b);
 }
 
 // Adds the template at `ptr` (relative to `base`, which is at `base_ptr`) when it has a spec.
@@ -143,9 +143,9 @@ std::vector<PodTemplate> make_templates(const Object& obj) {
       const std::string base = "/spec/leaderWorkerTemplate";
       if (member(*lwt, "leaderTemplate")) {
         add_at(out, *lwt, "leaderTemplate", base, groups, "leader");
-        add_at(out, *lwt, "workerTemplate", base, groups * (size - 1), "worker");
+        add_at(out, *lwt, "workerTemplate", base, sat_mul(groups, sat_add(size, -1)), "worker");
       } else {
-        add_at(out, *lwt, "workerTemplate", base, groups * size, "worker");
+        add_at(out, *lwt, "workerTemplate", base, sat_mul(groups, size), "worker");
       }
     }
   }

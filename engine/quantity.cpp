@@ -84,7 +84,8 @@ bool interpret_suffix(std::string_view s, int& base, int32_t& exponent) {
       v = v * 10 + static_cast<uint64_t>(c - '0');
     }
     if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + (neg ? 1 : 0)) return false;
-    int64_t parsed = neg ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+    // (negated as unsigned: -2^63 is representable, its positive is not)
+    int64_t parsed = static_cast<int64_t>(neg ? 0 - v : v);
     base = 10;
     exponent = static_cast<int32_t>(parsed);  // Go's int32() conversion wraps the same way
     return true;

@@ -32,6 +32,19 @@ using SourceRef = std::shared_ptr<const SourceFile>;
 
 // A problem with the input itself (unreadable file, malformed YAML, bad config), as opposed to a
 // finding of a rule. Diagnostics of severity error make the CLI exit with code 2.
+// Saturating arithmetic for counts a manifest controls (replicas × hosts, pods summed over
+// templates): past int64's range the result is its bound, not undefined behaviour.
+[[nodiscard]] inline int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+[[nodiscard]] inline int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return r;
+}
+
 struct Diagnostic {
   Severity severity = Severity::error;
   std::string file;

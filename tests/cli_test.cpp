@@ -151,6 +151,16 @@ TEST_CASE("serve and audit run in gpuguard-net beside gpuguard, which loads no n
   auto usage = test::run({"serve", "--listen", "nonsense", "--tls-cert", "x", "--tls-key", "y"});
   CHECK(usage.exit_code == 2);
   CHECK(usage.err.find("--listen must be HOST:PORT") != std::string::npos);
+  // Seconds must be finite numbers (CLI11's Range lets NaN through; cast to milliseconds it is
+  // undefined).
+  for (const char* option : {"--reload-interval", "--shutdown-delay", "--grace-period"})
+    for (const char* value : {"nan", "inf", "-nan", "1e999", "2x"}) {
+      CAPTURE(option);
+      CAPTURE(value);
+      auto bad = test::run({"serve", "--listen", "127.0.0.1:0", "--tls-cert", "x", "--tls-key", "y", option, value});
+      CHECK(bad.exit_code == 2);
+      CHECK(bad.err.find(option) != std::string::npos);
+    }
   test::TempDir dir;
   auto missing_cert = test::run({"serve", "--listen", "127.0.0.1:0", "--tls-cert", (dir.path() / "none.pem").string(), "--tls-key", "k"});
   CHECK(missing_cert.exit_code == 2);

@@ -75,4 +75,31 @@ TEST_CASE("hostile inputs: an error with a position each, exit 2, the rest still
   MESSAGE("peak RSS of gpuguard lint over the hostile corpus: " << ru.ru_maxrss / 1024 << " MiB");
 }
 
+TEST_CASE("counts at the edges of int64: linted without overflow, saturating") {
+  // tests/extreme/: the sanitizer build stops on a signed overflow; here each file lints as a
+  // whole cluster (the cross-object rules count too) and templates are mutated.
+  const fs::path dir = test::source_dir() / "tests" / "extreme";
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".yaml") continue;
+    ++files;
+    CAPTURE(e.path().filename().string());
+    auto lint = test::run({"lint", "--no-config", "--complete", "--format", "json", e.path().string()});
+    CHECK(lint.exit_code <= 1);
+    const json doc = json::parse(lint.out, nullptr, false);
+    REQUIRE(doc.is_object());
+    CHECK(doc.value("diagnostics", json::array()).empty());
+    auto mutate = test::run({"mutate", "--no-config", "--templates", "--patch", e.path().string()});
+    CHECK(mutate.exit_code == 0);
+  }
+  CHECK(files >= 7);
+  // The sum of 2^63 − 1 and 5 member pods is 2^63 − 1, not a negative count.
+  auto sum = test::run({"lint", "--no-config", "--complete", (dir / "podgroup-members-sum.yaml").string()});
+  CHECK(sum.out.find("-9223372036854775") == std::string::npos);
+  // A MIG offset of 2^63 − 1 in the config: refused with its place, not an overflow.
+  auto config = test::run({"lint", "--config", (dir / "mig-starts.config").string(), (dir / "quantity-exponent-int64-min.yaml").string()});
+  CHECK(config.exit_code == 2);
+  CHECK(config.err.find("mig-starts.config:8:51: error: mig.gpus[0].profiles[0].starts") != std::string::npos);
+}
+
 }  // TEST_SUITE

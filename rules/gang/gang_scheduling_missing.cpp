@@ -152,7 +152,7 @@ spec:
     std::string parts;
     for (const auto& t : templates) {
       if (!t.replicas) return;  // depends on the cluster
-      pods += *t.replicas;
+      pods = sat_add(pods, std::max<int64_t>(*t.replicas, 0));  // (the API refuses negative replicas)
       const bool worker_gpu = requests_gpu(t, gpus) && !(obj.gvk.group == "ray.io" && (t.role == "head" || t.role == "submitter"));
       gpu = gpu || worker_gpu;
       if (!t.role.empty()) parts += (parts.empty() ? "" : ", ") + t.role + " " + std::to_string(*t.replicas);

@@ -152,7 +152,7 @@ spec:
       std::vector<std::pair<Quantity, int64_t>> per_pod;
       for (const auto& t : members.templates) {
         auto it = t.gpus.find(name);
-        per_pod.emplace_back(it == t.gpus.end() ? Quantity() : it->second, *t.replicas);
+        per_pod.emplace_back(it == t.gpus.end() ? Quantity() : it->second, std::max<int64_t>(*t.replicas, 0));
       }
       std::sort(per_pod.begin(), per_pod.end());
       auto sum_of = [&](auto first, auto last) {

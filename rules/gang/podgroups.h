@@ -60,7 +60,7 @@ struct Members {
     int64_t n = 0;
     for (const auto& t : templates) {
       if (!t.replicas) return std::nullopt;
-      n += *t.replicas;
+      n = engine::sat_add(n, std::max<int64_t>(*t.replicas, 0));  // (the API refuses negative replicas)
     }
     return n;
   }

@@ -179,7 +179,7 @@ spec:
         ctx.report(base + "/replicas", label + ": replicas " + std::to_string(replicas) +
                                            " is negative; the Volcano webhook refuses the job ('replicas' < 0 in task)");
       else
-        total += replicas;
+        total = sat_add(total, replicas);
       if (auto ma = int_at(t, "minAvailable")) {
         if (*ma < 0)
           ctx.report(base + "/minAvailable", label + ": minAvailable " + std::to_string(*ma) +

@@ -102,8 +102,8 @@ spec:
     std::string first_ptr;
     for (const auto& t : pod_templates(obj)) {
       const int64_t r = t.replicas.value_or(1);
-      pods = r > std::numeric_limits<int64_t>::max() - pods ? std::numeric_limits<int64_t>::max() : pods + r;
       if (r <= 0) continue;
+      pods = sat_add(pods, r);
       for (const auto& c : containers(t))
         for (const auto res : mig::nvidia_resources(c))
           if (auto p = mig::mig_resource_profile(res)) {

@@ -269,7 +269,7 @@ spec:
             ctx.report(*src.lr, g.pointer("default"),
                        "default " + r + ": " + d + " is given by the LimitRanger to every container and init container in namespace " +
                            ns + " that does not set " + r + ", native sidecars included: a pod with one GPU container and a sidecar holds " +
-                           (g.eff_default->to_int64() ? std::to_string(*g.eff_default->to_int64() + 1) : "more") +
+                           (g.eff_default->to_int64() && *g.eff_default->to_int64() < INT64_MAX ? std::to_string(*g.eff_default->to_int64() + 1) : "more") +
                            " GPUs instead of 1; use default " + r + ": 0, or set " + r + ": 0 on every sidecar and init container" + here);
             break;
           case Effect::default_from_max:
