@@ -90,11 +90,13 @@ constexpr std::array<std::string_view, 4> kRequestLabels = {"webhook", "operatio
 }  // namespace
 
 namespace {
-// A kind as the API server names one: a letter, then letters and digits, at most 63 (a kind is a
-// Go type's name; apiextensions requires a DNS-1035 label of its lowercase).
+// A kind as the API server names one: at most 63 characters, whose lower case is a DNS-1035
+// label (apiextensions' rule for a CRD's kind): a letter first, letters, digits and '-', no '-'
+// last.
 bool kind_shaped(std::string_view kind) {
-  if (kind.empty() || kind.size() > 63 || std::isalpha(static_cast<unsigned char>(kind.front())) == 0) return false;
-  return std::all_of(kind.begin(), kind.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
+  if (kind.empty() || kind.size() > 63 || std::isalpha(static_cast<unsigned char>(kind.front())) == 0 || kind.back() == '-')
+    return false;
+  return std::all_of(kind.begin(), kind.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-'; });
 }
 }  // namespace
 

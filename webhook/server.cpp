@@ -9,8 +9,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <chrono>
@@ -23,6 +25,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "engine/evaluate.h"
@@ -417,36 +420,62 @@ void configure_common(httplib::Server& svr, const ServerOptions& o, std::shared_
   });
 }
 
-// Before anything reads a body, for every method (cpp-httplib reads the bodies of PUT, PATCH and
-// DELETE before routing, to a 404): refuse chunked bodies, which bypass cpp-httplib's size limit
-// (facts/webhook.md §3), and compressed ones, which it inflates in memory before any handler could
-// look at the size (1 MiB of gzip is 1 GiB of zeros; the API server never compresses). A POST must
-// give its length, within the limit (`admission`: the TLS server's; the plain metrics server takes
-// no POST). `refused` counts the refusal.
+// A request whose body must not be read, and why.
+struct Refusal {
+  int status;
+  std::string why;
+  const char* reason;  // the counter's label
+};
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Chunked bodies bypass cpp-httplib's size limit (facts/webhook.md §3), and compressed ones it
+// inflates in memory before any handler could look at the size (1 MiB of gzip is 1 GiB of zeros;
+// the API server never compresses), on every method (it reads the bodies of PUT, PATCH and DELETE
+// before routing them to a 404). A POST to the TLS server (`admission`) must give its length,
+// within the limit.
+std::optional<Refusal> refusal(const httplib::Request& req, size_t max, bool admission) {
+  if (req.has_header("Content-Encoding") && !iequals(req.get_header_value("Content-Encoding"), "identity"))
+    return Refusal{415, "a Content-Encoding is not accepted (send the body uncompressed)", "encoded"};
+  if (req.has_header("Transfer-Encoding"))
+    return Refusal{411, "a Content-Length is required (chunked bodies are not accepted)", "length-required"};
+  if (req.method != "POST" || !admission) return std::nullopt;
+  if (!req.has_header("Content-Length"))
+    return Refusal{411, "a Content-Length is required (chunked bodies are not accepted)", "length-required"};
+  const std::string& cl = req.get_header_value("Content-Length");
+  size_t length = 0;
+  auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), length);
+  if (ec != std::errc{} || p != cl.data() + cl.size()) return Refusal{400, "invalid Content-Length", "bad-length"};
+  if (length > max)
+    return Refusal{400, "the body (" + std::to_string(length) + " bytes) is over the limit of " + std::to_string(max) + " bytes",
+                   "too-large"};
+  return std::nullopt;
+}
+
+// Refuses what `refusal` refuses before the body is read: in the pre-routing handler, and, for a
+// client that sends `Expect: 100-continue` (curl does for large uploads), instead of the
+// `100 Continue` that would invite the body. `refused` counts it.
 void guard_bodies(httplib::Server& svr, const ServerOptions& o, bool admission, std::function<void(const char*)> refused) {
-  svr.set_pre_routing_handler([max = o.max_body_bytes, admission, refused = std::move(refused)](
-                                  const httplib::Request& req, httplib::Response& res) {
-    auto refuse = [&](int status, const std::string& why, const char* reason) {
-      refused(reason);
-      set_json(res, status, json{{"error", why}}.dump());
-      res.set_header("Connection", "close");
-      return httplib::Server::HandlerResponse::Handled;
-    };
-    if (req.has_header("Content-Encoding") && req.get_header_value("Content-Encoding") != "identity")
-      return refuse(415, "a Content-Encoding is not accepted (send the body uncompressed)", "encoded");
-    if (req.has_header("Transfer-Encoding"))
-      return refuse(411, "a Content-Length is required (chunked bodies are not accepted)", "length-required");
-    if (req.method != "POST" || !admission) return httplib::Server::HandlerResponse::Unhandled;
-    if (!req.has_header("Content-Length"))
-      return refuse(411, "a Content-Length is required (chunked bodies are not accepted)", "length-required");
-    const std::string& cl = req.get_header_value("Content-Length");
-    size_t length = 0;
-    auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), length);
-    if (ec != std::errc{} || p != cl.data() + cl.size()) return refuse(400, "invalid Content-Length", "bad-length");
-    if (length > max)
-      return refuse(400, "the body (" + std::to_string(length) + " bytes) is over the limit of " + std::to_string(max) + " bytes",
-                    "too-large");
-    return httplib::Server::HandlerResponse::Unhandled;
+  auto answer = [refused = std::move(refused)](const Refusal& r, httplib::Response& res) {
+    refused(r.reason);
+    set_json(res, r.status, json{{"error", r.why}}.dump());
+    res.set_header("Connection", "close");
+  };
+  svr.set_pre_routing_handler([max = o.max_body_bytes, admission, answer](const httplib::Request& req, httplib::Response& res) {
+    const auto r = refusal(req, max, admission);
+    if (!r) return httplib::Server::HandlerResponse::Unhandled;
+    answer(*r, res);
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  svr.set_expect_100_continue_handler([max = o.max_body_bytes, admission, answer](const httplib::Request& req, httplib::Response& res) {
+    const auto r = refusal(req, max, admission);
+    if (!r) return 100;
+    answer(*r, res);
+    return r->status;
   });
 }
 
@@ -566,7 +595,7 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   if (options.metrics_host) {
     side = std::make_unique<httplib::Server>();
     configure_common(*side, options, std::make_shared<std::atomic<int>>(-1));
-    guard_bodies(*side, options, false, [&rt](const char* reason) { rt.metrics_.invalid_request(reason); });
+    guard_bodies(*side, options, false, [](const char*) {});  // not admission requests: not counted as such
     add_health_routes(*side, rt);
   } else {
     add_health_routes(svr, rt);

@@ -484,22 +484,24 @@ TEST_CASE("metrics of admission requests: the histogram, the request counter and
 
 TEST_CASE("metrics: the request counter's kind label is bounded (it is the client's text)") {
   webhook::Metrics m;
+  m.admission("validate", "CONNECT", "My-Kind2", "allowed", 0.00001, {});  // a CRD's kind may have '-'
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CONNECT",kind="My-Kind2",decision="allowed"})") == 1);
   // Not a kind's shape: counted as "other", not as a series of its own.
-  for (std::string bad : {std::string(4096, 'K'), std::string("Pod\"}"), std::string("1Pod"), std::string(""), std::string("Po d")})
+  for (std::string bad : {std::string(4096, 'K'), std::string("Pod\"}"), std::string("1Pod"), std::string(""), std::string("Pod-")})
     m.admission("validate", "CONNECT", bad, "allowed", 0.00001, {});
   CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CONNECT",kind="other",decision="allowed"})") == 5);
   // At most kMaxKinds distinct kinds; later ones are "other", the ones already counted go on.
-  for (size_t i = 0; i < webhook::Metrics::kMaxKinds + 50; ++i)
+  for (size_t i = 1; i < webhook::Metrics::kMaxKinds + 50; ++i)
     m.admission("validate", "CREATE", "Kind" + std::to_string(i), "allowed", 0.00001, {});
-  m.admission("validate", "CREATE", "Kind0", "allowed", 0.00001, {});
-  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CREATE",kind="Kind0",decision="allowed"})") == 2);
+  m.admission("validate", "CREATE", "Kind1", "allowed", 0.00001, {});
+  CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CREATE",kind="Kind1",decision="allowed"})") == 2);
   CHECK(m.value(R"(gpuguard_admission_requests_total{webhook="validate",operation="CREATE",kind="other",decision="allowed"})") == 50);
   const std::string text = m.render();
   size_t series = 0;
   for (size_t p = text.find("\ngpuguard_admission_requests_total{"); p != std::string::npos;
        p = text.find("\ngpuguard_admission_requests_total{", p + 1))
     ++series;
-  CHECK(series == webhook::Metrics::kMaxKinds + 2);  // the kinds, CREATE's "other", CONNECT's "other"
+  CHECK(series == webhook::Metrics::kMaxKinds + 2);  // the kinds (My-Kind2 among them), CREATE's "other", CONNECT's "other"
 }
 
 TEST_CASE("the nesting bound holds whichever reader reads the body") {

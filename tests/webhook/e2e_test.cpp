@@ -150,6 +150,14 @@ TEST_CASE("malformed input: each gets a correct answer and the server stays up")
   CHECK(zcode == 415);
   CHECK(zbody.find("Content-Encoding") != std::string::npos);
   CHECK(wh.curl("/validate", ok.string(), {"-H", "Content-Encoding: identity"}).first == 200);
+  CHECK(wh.curl("/validate", ok.string(), {"-H", "Content-Encoding: Identity"}).first == 200);  // codings ignore case
+  // A client that asks before it sends (Expect: 100-continue) gets the refusal instead of a
+  // 100 Continue that would invite the body.
+  auto asked = test::run_command({"sh", "-c", "head -c 1000000 /dev/zero | curl -sS -v --max-time 10 --cacert '" + wh.ca() +
+                                                  "' -o /dev/null -w '%{http_code}' -X PUT -T - -H 'Expect: 100-continue' "
+                                                  "-H 'Transfer-Encoding: chunked' " + wh.url("/validate") + " 2>&1"});
+  CHECK(asked.out.find("HTTP/1.1 411") != std::string::npos);
+  CHECK(asked.out.find("HTTP/1.1 100") == std::string::npos);
   CHECK(wh.metric(R"(gpuguard_admission_invalid_requests_total{reason="encoded"})") == 1);
   // Wrong content type, unknown paths and methods.
   CHECK(wh.curl("/validate", ok.string(), {}, "text/plain").first == 400);
