@@ -14,7 +14,8 @@ void add_audit_command(CLI::App& app, const engine::Registry& registry, int& exi
   auto* sub = app.add_subcommand("audit", "Lint a live cluster: list what the rules check and read, then lint it as a complete cluster");
   sub->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file(s), ':'-separated (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   sub->add_option("--context", opts->context, "kubeconfig context (default: the current one)");
-  sub->add_option("-n,--namespace", opts->namespace_, "audit one namespace (and the cluster-scoped kinds); default: every namespace");
+  sub->add_option("-n,--namespace", opts->namespace_, "audit one namespace (and the cluster-scoped kinds); default: every namespace")
+      ->check(namespace_name());
   sub->add_option("--snapshot", opts->snapshot,
                   "write what was listed into DIR (one YAML file per object): `gpuguard lint --complete DIR` reproduces the audit");
   sub->add_option("-c,--config", opts->config_path, "config file (default: .gpuguard.yaml found upward from the working directory)");

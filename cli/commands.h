@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/object.h"
 #include "engine/registry.h"
 
 namespace gpuguard::cli {
@@ -11,6 +12,16 @@ namespace gpuguard::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFindings = 1;
 inline constexpr int kExitUsage = 2;  // usage, config or input errors
+
+// -n/--namespace: a namespace's name, as the config's defaultNamespace.
+inline CLI::Validator namespace_name() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (engine::is_dns1123_label(s)) return {};
+        return "expected a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-'), got \"" + s + "\"";
+      },
+      "NAMESPACE");
+}
 
 void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_audit_command(CLI::App& app, const engine::Registry& registry, int& exit_code);

@@ -131,6 +131,20 @@ std::optional<Outputs> parse_outputs(const ReportOptions& opts, const char* comm
       std::cerr << "gpuguard " << command << ": --format " << name << "= needs a file name\n";
       return std::nullopt;
     }
+    // Two reports into one file: the second would silently replace the first.
+    auto same_file = [](const std::string& a, const std::string& b) {
+      if (a == b) return true;
+      std::error_code ec;
+      if (std::filesystem::equivalent(a, b, ec) && !ec) return true;  // both exist: hard links, /dev/stdout
+      std::error_code ea, eb;
+      const auto ca = std::filesystem::weakly_canonical(a, ea), cb = std::filesystem::weakly_canonical(b, eb);
+      return !ea && !eb && ca == cb;
+    };
+    for (const auto& [other_name, other_path] : outputs)
+      if (!path.empty() && !other_path.empty() && same_file(other_path, path)) {
+        std::cerr << "gpuguard " << command << ": --format " << other_name << " and --format " << name << " both write " << path << "\n";
+        return std::nullopt;
+      }
     to_stdout += path.empty() ? 1 : 0;
     outputs.emplace_back(name, path);
   }
@@ -224,7 +238,7 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
   add_report_options(sub, opts->report);
   sub->add_flag("--complete", opts->complete,
                 "the input is the whole cluster: rules that report missing objects (no quota, unknown class) speak");
-  sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)");
+  sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)")->check(namespace_name());
   sub->add_option("--schemas", opts->schemas,
                   "validate objects against the schemas in DIR (Kubernetes JSON definitions, CRD YAML files): rule schema-invalid");
   sub->add_option("-j,--jobs", opts->jobs,

@@ -1,6 +1,10 @@
 // gpuguard: a policy linter and admission webhook for GPU scheduling on Kubernetes.
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/net.h"
@@ -25,11 +29,20 @@ int main(int argc, char** argv) {
   cli::add_docs_command(app, registry, exit_code);
   cli::add_rbac_command(app, registry, exit_code);
   cli::add_version_command(app, exit_code);
+  int code = exit_code;
   try {
     app.parse(argc, argv);
+    code = exit_code;
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? cli::kExitOk : cli::kExitUsage;
+    code = app.exit(e) == 0 ? cli::kExitOk : cli::kExitUsage;  // --help and --version too
   }
-  return exit_code;
+  // What did not reach standard output (a full disk, a closed pipe) is not a clean run.
+  errno = 0;
+  std::cout.flush();
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0 || !std::cout) {
+    const int err = errno;
+    std::cerr << "gpuguard: cannot write to standard output" << (err != 0 ? std::string(": ") + std::strerror(err) : "") << "\n";
+    return cli::kExitUsage;
+  }
+  return code;
 }

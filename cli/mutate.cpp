@@ -123,7 +123,7 @@ void add_mutate_command(CLI::App& app, const engine::Registry& registry, int& ex
   sub->add_flag("--diff", opts->diff, "print a unified diff of each changed object")->excludes(patch);
   sub->add_flag("--templates", opts->templates, "also fix controllers' pod templates (the webhook mutates Pods only, unless webhook.mutate.templates)");
   sub->add_flag("--exit-code", opts->exit_code, "exit 1 when a fix would change something");
-  sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one");
+  sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one")->check(namespace_name());
   sub->callback([opts, &registry, &exit_code] { exit_code = run_mutate(*opts, registry); });
 }
 

@@ -4,8 +4,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
-#include <sstream>
 
+#include "engine/yaml_emit.h"
 #include "engine/yaml_load.h"
 
 namespace gpuguard::engine {
@@ -276,8 +276,9 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
       }
   }
   if (const json* ns = member(root, "defaultNamespace")) {
-    if (!ns->is_string() || ns->get<std::string>().empty())
-      val.error("/defaultNamespace", "defaultNamespace: expected a namespace name, got " + brief(*ns));
+    if (!ns->is_string() || !is_dns1123_label(ns->get_ref<const std::string&>()))
+      val.error("/defaultNamespace", "defaultNamespace: expected a namespace name (a DNS-1123 label: at most 63 lower-case letters, "
+                                     "digits and '-', starting and ending with a letter or digit), got " + brief(*ns));
     else config.settings.default_namespace = ns->get<std::string>();
   }
 
@@ -459,13 +460,18 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
 
 Expected<Config, std::vector<Diagnostic>> load_config_file(const std::filesystem::path& path,
                                                                 const Registry& registry) {
+  auto fail = [&](std::string why) { return Unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, std::move(why)}}); };
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return fail("cannot read the config file: it is a directory");
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "cannot read the config file"}});
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
-  if (text.size() > (1u << 20))
-    return Unexpected(std::vector<Diagnostic>{{Severity::error, path.string(), {}, "config file is over 1 MiB"}});
+  if (!in) return fail("cannot read the config file");
+  // At most 1 MiB and one byte, whatever the file is (/dev/zero, a sparse file of gigabytes).
+  constexpr size_t kMax = size_t{1} << 20;
+  std::string text(kMax + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) return fail("cannot read the config file");
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (text.size() > kMax) return fail("config file is over 1 MiB");
   return load_config(text, path.string(), registry);
 }
 
@@ -490,7 +496,8 @@ void emit_json(YAML::Emitter& out, const json& v) {
     case json::value_t::object:
       out << YAML::BeginMap;
       for (const auto& [k, x] : v.items()) {
-        out << YAML::Key << k << YAML::Value;
+        emit_yaml_key(out, k);  // a key such as "yes" or "010" read back as itself
+        out << YAML::Value;
         emit_json(out, x);
       }
       out << YAML::EndMap;
@@ -500,7 +507,7 @@ void emit_json(YAML::Emitter& out, const json& v) {
       for (const auto& x : v) emit_json(out, x);
       out << YAML::EndSeq;
       break;
-    case json::value_t::string: out << YAML::DoubleQuoted << v.get<std::string>(); break;
+    case json::value_t::string: emit_yaml_string(out, v.get_ref<const std::string&>(), true); break;
     case json::value_t::boolean: out << v.get<bool>(); break;
     case json::value_t::number_integer: out << v.get<int64_t>(); break;
     case json::value_t::number_unsigned: out << v.get<uint64_t>(); break;
@@ -517,9 +524,10 @@ std::string print_config(const Config& config, const Registry& registry) {
                        (config.source.empty() ? std::string(" (built-in defaults)") : " from " + config.source));
   out << YAML::BeginMap;
   out << YAML::Key << "gpuResources" << YAML::Value << YAML::BeginSeq;
-  for (const auto& p : config.settings.gpu_resources.patterns()) out << YAML::DoubleQuoted << p;
+  for (const auto& p : config.settings.gpu_resources.patterns()) emit_yaml_string(out, p, true);
   out << YAML::EndSeq;
-  out << YAML::Key << "defaultNamespace" << YAML::Value << config.settings.default_namespace;
+  out << YAML::Key << "defaultNamespace" << YAML::Value;
+  emit_yaml_string(out, config.settings.default_namespace);
   if (config.settings.mig_gpus && !config.settings.mig_gpus->empty()) {
     json gpus = json::array();
     for (const auto& g : *config.settings.mig_gpus) gpus.push_back(to_json(g));
@@ -544,15 +552,27 @@ std::string print_config(const Config& config, const Registry& registry) {
   out << YAML::Key << "exclude" << YAML::Value << YAML::BeginSeq;
   for (const auto& x : config.exclude) {
     out << YAML::BeginMap;
-    if (x.namespace_) out << YAML::Key << "namespace" << YAML::Value << YAML::DoubleQuoted << x.namespace_->pattern();
-    if (x.kind) out << YAML::Key << "kind" << YAML::Value << YAML::DoubleQuoted << x.kind->pattern();
-    if (x.name) out << YAML::Key << "name" << YAML::Value << YAML::DoubleQuoted << x.name->pattern();
+    if (x.namespace_) {
+      out << YAML::Key << "namespace" << YAML::Value;
+      emit_yaml_string(out, x.namespace_->pattern(), true);
+    }
+    if (x.kind) {
+      out << YAML::Key << "kind" << YAML::Value;
+      emit_yaml_string(out, x.kind->pattern(), true);
+    }
+    if (x.name) {
+      out << YAML::Key << "name" << YAML::Value;
+      emit_yaml_string(out, x.name->pattern(), true);
+    }
     if (!x.rules.empty()) {
       out << YAML::Key << "rules" << YAML::Value << YAML::Flow << YAML::BeginSeq;
       for (const auto& r : x.rules) out << r;
       out << YAML::EndSeq;
     }
-    if (!x.reason.empty()) out << YAML::Key << "reason" << YAML::Value << YAML::DoubleQuoted << x.reason;
+    if (!x.reason.empty()) {
+      out << YAML::Key << "reason" << YAML::Value;
+      emit_yaml_string(out, x.reason, true);
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndSeq;
@@ -671,7 +691,11 @@ json config_schema(const Registry& registry) {
         {"type", "array"},
         {"items", {{"type", "string"}, {"pattern", "^[A-Za-z0-9._/-]+\\*?$"}}}}},
       {"defaultNamespace",
-       {{"description", "Namespace of objects that do not name one (like kubectl's -n)"}, {"type", "string"}, {"minLength", 1}}},
+       {{"description", "Namespace of objects that do not name one (like kubectl's -n): a DNS-1123 label"},
+        {"type", "string"},
+        {"minLength", 1},
+        {"maxLength", 63},
+        {"pattern", "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}}},
       {"mig", mig_schema()},
       {"rules", {{"type", "object"}, {"additionalProperties", false}, {"properties", rule_props}}},
       {"exclude", {{"type", "array"}, {"items", exclusion}}},

@@ -1,5 +1,6 @@
 #include "engine/object.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -216,30 +217,55 @@ Object object_from_node(const std::shared_ptr<const PositionIndex>& doc, Positio
   return o;
 }
 
+bool is_dns1123_label(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
 Object object_from_json(const json& body, SourceRef source) {
   return object_from_node(PositionIndex::from_json(body), 0, std::move(source));
 }
 
+namespace {
+
+// A List: a `kind` ending in List, with `items` a sequence or null.
+bool is_list(Node n) {
+  const Node items = member(n, "items");
+  const auto kind = string_at(n, "kind");
+  return kind && kind->ends_with("List") && items && (items.is_array() || items.is_null());
+}
+
+// The items of List `list` (at `pointer`), Lists among them unpacked in turn, in document order
+// (kubectl's FlattenListVisitor unpacks them too, breadth first).
+void add_items(const std::shared_ptr<const PositionIndex>& doc, Node list, const std::string& pointer, const SourceRef& source,
+               uint32_t document, std::vector<Object>& out, std::vector<Diagnostic>& diags) {
+  size_t i = 0;
+  for (const Node item : member(list, "items")) {
+    const size_t index = i++;
+    std::string at = pointer_join(pointer + "/items", index);
+    if (!item.is_object() || !string_at(item, "apiVersion") || !string_at(item, "kind")) {
+      diags.push_back({Severity::error, source ? source->path : std::string(), item.pos(),
+                       "item " + (pointer.empty() ? std::to_string(index) : at) +
+                           " of the List is not a Kubernetes object (it needs apiVersion and kind)"});
+      continue;
+    }
+    if (is_list(item)) add_items(doc, item, at, source, document, out, diags);
+    else out.push_back(object_of(doc, item.id(), item.pos(), source, document, std::move(at)));
+  }
+}
+
+}  // namespace
+
 void objects_from_document(const std::shared_ptr<const PositionIndex>& doc, Pos start, const SourceRef& source,
                            uint32_t document, std::vector<Object>& out, std::vector<Diagnostic>& diags) {
   const Node root(doc.get(), doc->root());
-  // A List: a `kind` ending in List, with `items` a sequence or null.
-  const Node items = member(root, "items");
-  const auto kind = string_at(root, "kind");
-  if (!kind || !kind->ends_with("List") || !items || !(items.is_array() || items.is_null())) {
+  if (!is_list(root)) {
     out.push_back(object_of(doc, doc->root(), start, source, document, ""));
     return;
   }
-  size_t i = 0;
-  for (const Node item : items) {
-    const size_t index = i++;
-    if (!item.is_object() || !string_at(item, "apiVersion") || !string_at(item, "kind")) {
-      diags.push_back({Severity::error, source ? source->path : std::string(), item.pos(),
-                       "item " + std::to_string(index) + " of the List is not a Kubernetes object (it needs apiVersion and kind)"});
-      continue;
-    }
-    out.push_back(object_of(doc, item.id(), item.pos(), source, document, pointer_join("/items", index)));
-  }
+  add_items(doc, root, "", source, document, out, diags);
 }
 
 }  // namespace gpuguard::engine

@@ -153,6 +153,10 @@ struct Object {
 // (PositionIndex::from_json), not the value; no positions.
 [[nodiscard]] Object object_from_json(const json& body, SourceRef source = nullptr);
 
+// validation.IsDNS1123Label (a namespace's name, a Volcano task's): at most 63 characters of
+// [a-z0-9-], starting and ending with a letter or digit.
+[[nodiscard]] bool is_dns1123_label(std::string_view s);
+
 // Turns a loaded document into objects: a Kubernetes object, the items of a `List` / `*List`
 // (each item its own object, reading its part of the document), or the document itself when it
 // is not a Kubernetes object. Diagnostics name items that are not objects.

@@ -30,8 +30,6 @@ struct SourceFile {
 };
 using SourceRef = std::shared_ptr<const SourceFile>;
 
-// A problem with the input itself (unreadable file, malformed YAML, bad config), as opposed to a
-// finding of a rule. Diagnostics of severity error make the CLI exit with code 2.
 // Saturating arithmetic for counts a manifest controls (replicas × hosts, pods summed over
 // templates): past int64's range the result is its bound, not undefined behaviour.
 [[nodiscard]] inline int64_t sat_add(int64_t a, int64_t b) {
@@ -45,6 +43,8 @@ using SourceRef = std::shared_ptr<const SourceFile>;
   return r;
 }
 
+// A problem with the input itself (unreadable file, malformed YAML, bad config), as opposed to a
+// finding of a rule. Diagnostics of severity error make the CLI exit with code 2.
 struct Diagnostic {
   Severity severity = Severity::error;
   std::string file;

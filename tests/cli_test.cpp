@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,75 @@ TEST_CASE("config: found upward from the working directory, --config, --no-confi
   CHECK(bad.err.find("bad.yaml:3:5: error: rules.gpu-request-limit-mismatch.severity") != std::string::npos);
   auto missing = test::run({"lint", "--config", "/no/such/config.yaml", "err.yaml"}, "", dir.path() / "sub");
   CHECK(missing.exit_code == 2);
+  // A folder is not an empty config; /dev/zero and a sparse 2 GiB file are refused after 1 MiB
+  // is read, not after they fill memory.
+  auto folder = test::run({"lint", "--config", dir.path().string(), "err.yaml"}, "", dir.path() / "sub");
+  CHECK(folder.exit_code == 2);
+  CHECK(folder.err.find("cannot read the config file: it is a directory") != std::string::npos);
+  { std::ofstream(dir.path() / "sparse.yaml"); }
+  std::filesystem::resize_file(dir.path() / "sparse.yaml", uintmax_t{2} << 30);
+  for (const std::string& huge : std::vector<std::string>{"/dev/zero", (dir.path() / "sparse.yaml").string()}) {
+    CAPTURE(huge);
+    auto r = test::run({"lint", "--config", huge, "err.yaml"}, "", dir.path() / "sub");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("config file is over 1 MiB") != std::string::npos);
+  }
+}
+
+TEST_CASE("two --format reports into one file are refused") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n");
+  const std::string out = (dir.path() / "same.out").string(), alias = (dir.path() / "." / "same.out").string();
+  auto r = test::run({"lint", "--no-config", "--format", "json=" + out, "--format", "sarif=" + alias, (dir.path() / "ok.yaml").string()});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--format json and --format sarif both write") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  auto two = test::run({"lint", "--no-config", "--format", "json=" + out, "--format", "sarif=" + out + ".sarif", (dir.path() / "ok.yaml").string()});
+  CHECK(two.exit_code == 0);
+}
+
+TEST_CASE("a report that cannot be written to standard output is exit code 2, not a clean run") {
+  if (!std::filesystem::exists("/dev/full")) {
+    test::skip("no /dev/full");
+    return;
+  }
+  test::TempDir dir;
+  test::write_file(dir.path() / "ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n");
+  const std::string bin = test::binary().string(), file = (dir.path() / "ok.yaml").string();
+  for (const std::string& args : std::vector<std::string>{"lint --no-config --format sarif " + file, "lint --no-config " + file, "mutate --no-config " + file, "rules",
+                                 "explain priority-class-count", "--help", "--version", "lint --help"}) {
+    CAPTURE(args);
+    auto r = test::run_command({"sh", "-c", "'" + bin + "' " + args + " > /dev/full"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("gpuguard: cannot write to standard output") != std::string::npos);
+  }
+}
+
+TEST_CASE("--print-config's output loads back as the same configuration; namespaces are DNS-1123 labels") {
+  test::TempDir dir;
+  // Values and keys a plain scalar would turn into something else: a namespace "yes", params
+  // keys "yes" and "010".
+  test::write_file(dir.path() / "in.yaml",
+                   "defaultNamespace: \"yes\"\nrules:\n  gpu-priority-class-missing:\n    params: {defaults: {\"yes\": high, \"010\": low}}\n");
+  auto first = test::run({"lint", "--config", (dir.path() / "in.yaml").string(), "--print-config"});
+  REQUIRE(first.exit_code == 0);
+  test::write_file(dir.path() / "out.yaml", first.out);
+  auto second = test::run({"lint", "--config", (dir.path() / "out.yaml").string(), "--print-config"});
+  REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+  // The same but for the first line, which names the file.
+  CHECK(first.out.substr(first.out.find('\n')) == second.out.substr(second.out.find('\n')));
+  CHECK(first.out.find("defaultNamespace: \"yes\"") != std::string::npos);
+  // A namespace that is not a DNS-1123 label: refused in the config and on the command line.
+  test::write_file(dir.path() / "bad.yaml", "defaultNamespace: Not_Valid!\n");
+  auto bad = test::run({"lint", "--config", (dir.path() / "bad.yaml").string(), "--print-config"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("bad.yaml:1:1: error: defaultNamespace: expected a namespace name (a DNS-1123 label") != std::string::npos);
+  for (const char* command : {"lint", "mutate", "audit"}) {
+    CAPTURE(command);
+    auto r = test::run({command, "--no-config", "-n", "Not_Valid!", "x.yaml"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("expected a namespace name") != std::string::npos);
+  }
 }
 
 TEST_CASE("--print-config prints the effective configuration") {
@@ -287,6 +357,30 @@ TEST_CASE("gpuguard mutate: a string that is not UTF-8 (a !!binary value) is U+F
   auto again = test::run({"mutate", "--no-config", "--exit-code", "-"}, yaml.out);
   CHECK(again.exit_code == 0);
   CHECK(again.out == yaml.out);
+}
+
+TEST_CASE("gpuguard mutate: block scalars and odd characters of objects it does not change are written back as they read") {
+  // The ConfigMap is printed again beside the fixed Pod: its `|2` and `|+` blocks, a control
+  // character, U+2028, DEL and JSON's U+FFFF must read back as the same strings, not as YAML that
+  // does not parse or says something else.
+  test::TempDir dir;
+  test::write_file(dir.path() / "in.yaml",
+                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: scripts}\ndata:\n"
+                   "  run.sh: |2\n      indented\n    x\n  keep.txt: |+\n    x\n\n"
+                   "  ctl: \"a\\x01b\\n\"\n  ls: \"a\\u2028b\\n\"\n  del: \"a\\x7Fb\"\n  ffff: \"a\\uFFFFb\"\n"
+                   "---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+                   "spec:\n  containers:\n  - name: c\n    image: x\n    resources: {requests: {nvidia.com/gpu: 1}}\n");
+  auto out = test::run({"mutate", "--no-config", "in.yaml"}, "", dir.path());
+  REQUIRE(out.exit_code == 0);
+  auto again = test::run({"mutate", "--no-config", "--exit-code", "-"}, out.out);
+  CHECK_MESSAGE(again.exit_code == 0, again.err);
+  CHECK(again.out == out.out);
+  // Each string as the source had it.
+  CHECK(out.out.find("  run.sh: \"  indented\\nx\\n\"\n") != std::string::npos);
+  CHECK(out.out.find("  keep.txt: \"x\\n\\n\"\n") != std::string::npos);
+  CHECK(out.out.find("  ls: \"a\\u2028b\\n\"\n") != std::string::npos);
+  CHECK(out.out.find("  del: \"a\\x7fb\"\n") != std::string::npos);
+  CHECK(out.out.find("  ffff: !!binary") != std::string::npos);
 }
 
 TEST_CASE("gpuguard mutate: Pods by default, controllers' templates with --templates") {

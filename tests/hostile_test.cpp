@@ -96,6 +96,11 @@ TEST_CASE("counts at the edges of int64: linted without overflow, saturating") {
   // The sum of 2^63 − 1 and 5 member pods is 2^63 − 1, not a negative count.
   auto sum = test::run({"lint", "--no-config", "--complete", (dir / "podgroup-members-sum.yaml").string()});
   CHECK(sum.out.find("-9223372036854775") == std::string::npos);
+  // A LimitRange default of 2^63 − 1: "more" GPUs, not 2^63 − 1 plus one wrapped negative.
+  auto lr = test::run({"lint", "--no-config",
+                       (test::source_dir() / "tests/rules/limitrange-gpu-default-injection/disallowed/default-at-int64-limit.yaml").string()});
+  CHECK(lr.out.find("holds more GPUs instead of 1") != std::string::npos);
+  CHECK(lr.out.find("-9223372036854775808") == std::string::npos);
   // A MIG offset of 2^63 − 1 in the config: refused with its place, not an overflow.
   auto config = test::run({"lint", "--config", (dir / "mig-starts.config").string(), (dir / "quantity-exponent-int64-min.yaml").string()});
   CHECK(config.exit_code == 2);

@@ -41,14 +41,6 @@ std::string join(const std::set<std::string, std::less<>>& s) {
   return out;
 }
 
-// validation.IsDNS1123Label: at most 63 characters of [a-z0-9-], starting and ending alphanumeric.
-bool is_dns1123_label(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
-}
-
 class VolcanoJobInvalid final : public Rule {
  public:
   VolcanoJobInvalid() {

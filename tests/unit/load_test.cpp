@@ -58,6 +58,24 @@ TEST_CASE("*List kinds unpack; a List item that is not an object is a diagnostic
   CHECK(diags[0].pos == Pos{5, 3});
 }
 
+TEST_CASE("a List in a List is unpacked too (kubectl's FlattenListVisitor), with positions and pointers") {
+  std::vector<Diagnostic> diags;
+  std::vector<Object> objects;
+  load_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - apiVersion: v1\n    kind: Pod\n"
+            "    metadata: {name: inner}\n  - 7\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: outer}\n",
+            nullptr, LoadOptions{}, [&](Object&& o) { objects.push_back(std::move(o)); }, diags);
+  REQUIRE(objects.size() == 2);
+  CHECK(objects[0].name == "inner");
+  CHECK(objects[0].item_pointer == "/items/0/items/0");
+  CHECK(objects[0].pos == Pos{7, 5});
+  CHECK(objects[0].position_of("/metadata/name") == Pos{9, 16});
+  CHECK(objects[1].name == "outer");
+  CHECK(objects[1].item_pointer == "/items/1");
+  REQUIRE(diags.size() == 1);
+  CHECK(diags[0].pos == Pos{10, 5});
+  CHECK(diags[0].message == "item /items/0/items/1 of the List is not a Kubernetes object (it needs apiVersion and kind)");
+}
+
 TEST_CASE("documents that are not Kubernetes objects are kept as documents") {
   auto objects = gpuguard::test::load_objects("version: v1\nmig-configs: {}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n");
   REQUIRE(objects.size() == 2);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "engine/yaml_emit.h"
 #include "engine/yaml_load.h"
 #include "tests/support/support.h"
 
@@ -525,6 +526,51 @@ TEST_CASE("an error on a document's own `---` line is reported once, and loading
     CHECK(diags[0].pos.col == 11);
     CHECK(indices == std::vector<uint32_t>{0, 1, 2});
   }
+}
+
+TEST_CASE("the emitter: every string reads back as itself, keys too; a mapping of 100,000 keys in time") {
+  // Strings a literal block, a plain or a quoted scalar could get wrong: block scalars that need
+  // indentation or chomping indicators, control characters, YAML 1.1's other line breaks (NEL,
+  // U+2028, U+2029), DEL, a BOM, U+FFFE/U+FFFF, and ordinary text beside them.
+  const std::vector<std::string> strings = {
+      "a\nb\n", "a\nb", "x\n\n", "x\n\n\n", "\n", "   \n", "\n a\n", "  lead\nnext\n", "\nlater\n", "a\x01b\n", "a\x01b",
+      "a\tb\n", "a\rb\n", "a\x7F" "b", "a\x7F" "b\n", "a\u0085b", "a\u0085b\n", "a\u2028b", "a\u2028b\n", "a\u2029b", "\uFEFF" "bom",
+      "a\uFEFF" "b\n", "a\uFFFE" "b", "a\uFFFF" "b\n", "a\u0080b", "a\u009Fb", "caf\u00e9 \u65e5\u672c \U0001F600", "tail  \n",
+      "line\n  more\n", "# not a comment\n", "--- \n...\n", "key: value\n", "yes", "010", "~", "", " ", "a\u00A0b", "\"q\" and \\",
+      "... x", "...", "--- x",
+  };
+  // Keys whose escapes make them longer than the 1,024 characters an implicit key may have.
+  std::vector<std::string> all = strings;
+  std::string accents;
+  for (int i = 0; i < 500; ++i) accents += "\u00e9";
+  all.push_back(accents + "\x7F");
+  all.push_back(std::string(400, '\x01'));
+  all.push_back(std::string(600, '"'));
+  all.push_back(std::string(2000, 'k'));
+  for (const auto& text : all) {
+    CAPTURE(text);
+    // As a value and as a key, then ordinary non-ASCII text after it (escapes stay local).
+    const json object = {{"v", text}, {text.empty() ? "empty" : text, 1}, {"z", "caf\u00e9"}};
+    const std::string yaml = to_yaml(object);
+    CAPTURE(yaml);
+    auto l = load(yaml);
+    REQUIRE_MESSAGE(l.diags.empty(), (l.diags.empty() ? "" : l.diags[0].message));
+    REQUIRE(l.docs.size() == 1);
+    CHECK(l.docs[0].body() == object);
+    CHECK(yaml.find(": caf\u00e9\n") != std::string::npos);
+  }
+  // Source order from the positions, matched by name: 100,000 keys (this was quadratic, minutes).
+  std::string text = "m:\n";
+  json wide = json::object();
+  for (int i = 0; i < 100000; ++i) {
+    text += "  k" + std::to_string(99999 - i) + ": " + std::to_string(i) + "\n";
+    wide["k" + std::to_string(99999 - i)] = i;
+  }
+  auto l = load(text);
+  REQUIRE(l.docs.size() == 1);
+  const std::string out = to_yaml(l.docs[0].body(), l.docs[0].positions.get(), l.docs[0].positions->root());
+  CHECK(out.rfind("m:\n  k99999: 0\n  k99998: 1\n", 0) == 0);  // the source's order, not sorted
+  CHECK(out.size() == text.size());
 }
 
 }  // TEST_SUITE
