@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -11,7 +12,9 @@
 #include "cli/version.h"
 #include "rules/registry.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace gpuguard;
   if (!cli::start_program(argc, argv)) return cli::kExitNetUnusable;
   const engine::Registry registry = rules::make_registry();
@@ -45,4 +48,18 @@ int main(int argc, char** argv) {
     return cli::kExitUsage;
   }
   return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing a command throws ends the process unexplained (an allocation that fails, a bug).
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "gpuguard: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "gpuguard: internal error\n";
+  }
+  return gpuguard::cli::kExitUsage;
 }

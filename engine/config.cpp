@@ -190,7 +190,7 @@ std::optional<json> check_param(const ParamSpec& spec, const json& v, std::strin
       }
       for (const auto& [k, x] : v.items())
         if (!x.is_string()) {
-          val.error(pointer_join(pointer, k), name + "." + k + ": expected a string, got " + type_name(x));
+          val.error(pointer_join(pointer, k), std::string(name).append(".").append(k).append(": expected a string, got ").append(type_name(x)));
           return std::nullopt;
         }
       return v;
@@ -318,7 +318,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
         }
         for (const auto& [k, v] : rs.items()) {
           if (!known(k, kRuleKeys))
-            val.error(pointer_join(rptr, k), "rules." + id + ": unknown key \"" + k + "\" (known: " + list_of(kRuleKeys) + ")");
+            val.error(pointer_join(rptr, k), std::string("rules.").append(id).append(": unknown key \"").append(k).append("\" (known: ").append(list_of(kRuleKeys)).append(")"));
         }
         if (const json* e = member(rs, "enabled")) {
           if (!e->is_boolean()) val.error(pointer_join(rptr, "enabled"), "rules." + id + ".enabled: expected true or false, got " + brief(*e));
@@ -350,8 +350,11 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
             if (!spec) {
               std::string names;
               for (const auto& ps : rule->info().params) names += (names.empty() ? "" : ", ") + ps.name;
-              val.error(pointer_join(pptr, pname), "rules." + id + ".params: unknown parameter \"" + pname + "\"" +
-                                                       (names.empty() ? " (the rule has no parameters)" : " (known: " + names + ")"));
+              std::string message = "rules.";
+              message.append(id).append(".params: unknown parameter \"").append(pname).append("\"");
+              if (names.empty()) message += " (the rule has no parameters)";
+              else message.append(" (known: ").append(names).append(")");
+              val.error(pointer_join(pptr, pname), message);
               params_ok = false;
               continue;
             }
@@ -393,7 +396,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
         x.where = val.where(eptr);
         for (const auto& [k, v] : e.items())
           if (!known(k, kExcludeKeys))
-            val.error(pointer_join(eptr, k), label + ": unknown key \"" + k + "\" (known: " + list_of(kExcludeKeys) + ")");
+            val.error(pointer_join(eptr, k), std::string(label).append(": unknown key \"").append(k).append("\" (known: ").append(list_of(kExcludeKeys)).append(")"));
         if (const json* v = member(e, "namespace")) x.namespace_ = val.regex(*v, pointer_join(eptr, "namespace"));
         if (const json* v = member(e, "kind")) x.kind = val.regex(*v, pointer_join(eptr, "kind"));
         if (const json* v = member(e, "name")) x.name = val.regex(*v, pointer_join(eptr, "name"));

@@ -392,7 +392,7 @@ void add_health_routes(httplib::Server& svr, Runtime& rt) {
 constexpr int kListenBacklog = 4096;
 
 // `listen_fd` receives the listening socket (the one socket the options callback sees).
-void configure_common(httplib::Server& svr, const ServerOptions& o, std::shared_ptr<std::atomic<int>> listen_fd) {
+void configure_common(httplib::Server& svr, const ServerOptions& o, const std::shared_ptr<std::atomic<int>>& listen_fd) {
   svr.set_tcp_nodelay(true);
   svr.set_socket_options([listen_fd](socket_t sock) {
     int yes = 1;
@@ -409,7 +409,7 @@ void configure_common(httplib::Server& svr, const ServerOptions& o, std::shared_
   size_t min_t = o.min_threads, max_t = o.max_threads;
   int idle_s = o.idle_worker_seconds;
   svr.new_task_queue = [min_t, max_t, idle_s] { return new ElasticPool(min_t, max_t, idle_s); };
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
     set_json(res, 500, R"({"error":"internal error"})");
   });
   svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
