@@ -120,11 +120,21 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
   return out;
 }
 
+Syntax input_syntax(std::string_view name, std::string_view text) {
+  std::string ext = fs::path(name).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == ".json") return Syntax::json;
+  if (ext == ".yaml" || ext == ".yml") return Syntax::yaml;
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && text[first] == '{' ? Syntax::json : Syntax::yaml;
+}
+
 uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
                    const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags, uint32_t first_line,
-                   uint32_t first_document) {
+                   uint32_t first_document, Syntax syntax) {
   std::string name = source ? source->path : std::string();
-  return load_yaml_stream(
+  return (syntax == Syntax::json ? load_json_stream : load_yaml_stream)(
       text, name, options.yaml,
       [&](YamlDocument&& doc) {
         std::vector<Object> objects;
@@ -197,7 +207,7 @@ void load_input(const Input& input, uint32_t index, const LoadOptions& options,
   auto source = std::make_shared<SourceFile>(SourceFile{input.display, index});
   ReadBuffer buffer;
   if (!read_input(input, options, buffer.text(), diags)) return;
-  load_text(buffer.text(), source, options, on_object, diags);
+  load_text(buffer.text(), source, options, on_object, diags, 0, 0, input_syntax(input.display, buffer.text()));
 }
 
 namespace {
@@ -211,6 +221,7 @@ struct Unit {
   uint32_t first_line = 0;
   bool first_part = true;   // whole inputs, and the first part of a split one
   size_t bytes = 0;         // its text's size (a whole input's as its file said before it was read)
+  Syntax syntax = Syntax::yaml;  // of a text read here (a whole input's is told once it is read)
 };
 
 struct Parsed {
@@ -260,20 +271,23 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
     if (!big) {
       // A file whose size is not known beforehand (a pipe) counts as large.
       const size_t bytes = regular && !ec ? static_cast<size_t>(size) : kSplitBytes;
-      units.push_back(Unit{i, source, nullptr, 0, 0, 0, true, bytes});
+      units.push_back(Unit{i, source, nullptr, 0, 0, 0, true, bytes, Syntax::yaml});
       continue;
     }
     auto text = std::make_shared<std::string>();
     if (!read_input(inputs[i], options, *text, read_errors[i])) {
-      units.push_back(Unit{i, source, std::make_shared<std::string>(), 0, 0, 0, true, 0});
+      units.push_back(Unit{i, source, std::make_shared<std::string>(), 0, 0, 0, true, 0, Syntax::yaml});
       continue;
     }
-    std::vector<size_t> cuts = split_points(*text, std::max<size_t>(2, text->size() / kSplitBytes));
+    // A JSON text is read whole: it has no document markers to cut it at.
+    const Syntax syntax = input_syntax(inputs[i].display, *text);
+    std::vector<size_t> cuts;
+    if (syntax == Syntax::yaml) cuts = split_points(*text, std::max<size_t>(2, text->size() / kSplitBytes));
     size_t begin = 0;
     uint32_t line = 0;
     for (size_t k = 0; k <= cuts.size(); ++k) {
       size_t end = k < cuts.size() ? cuts[k] : text->size();
-      units.push_back(Unit{i, source, text, begin, end, line, k == 0, end - begin});
+      units.push_back(Unit{i, source, text, begin, end, line, k == 0, end - begin, syntax});
       line += static_cast<uint32_t>(std::count(text->begin() + static_cast<std::ptrdiff_t>(begin), text->begin() + static_cast<std::ptrdiff_t>(end), '\n'));
       begin = end;
     }
@@ -295,7 +309,7 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
       if (!unit.text) load_input(inputs[unit.input], static_cast<uint32_t>(unit.input), options, on_object, diags);
       else if (unit.begin < unit.end || unit.first_part)
         documents += load_text(std::string_view(*unit.text).substr(unit.begin, unit.end - unit.begin), unit.source, options,
-                               on_object, diags, unit.first_line, documents);
+                               on_object, diags, unit.first_line, documents, unit.syntax);
     }
     return 1;
   }
@@ -336,11 +350,12 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
       if (unit.text) {
         if (unit.begin < unit.end || unit.first_part)
           p.documents = load_text(std::string_view(*unit.text).substr(unit.begin, unit.end - unit.begin), unit.source, options,
-                                  collect, p.diags, unit.first_line, 0);
+                                  collect, p.diags, unit.first_line, 0, unit.syntax);
       } else {
         ReadBuffer buffer;
         if (read_input(inputs[unit.input], options, buffer.text(), p.diags))
-          p.documents = load_text(buffer.text(), unit.source, options, collect, p.diags);
+          p.documents = load_text(buffer.text(), unit.source, options, collect, p.diags, 0, 0,
+                                  input_syntax(inputs[unit.input].display, buffer.text()));
       }
       {
         std::lock_guard lock(mu);

@@ -1,5 +1,5 @@
 #pragma once
-// Inputs → objects: files, folders (recursive), stdin; YAML streams, JSON, Lists.
+// Inputs → objects: files, folders (recursive), stdin; YAML streams, JSON streams, Lists.
 
 #include <cstddef>
 #include <filesystem>
@@ -38,11 +38,18 @@ struct Input {
 void load_input(const Input& input, uint32_t index, const LoadOptions& options,
                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
 
-// The same for text already in memory (an AdmissionReview's object, a test). `first_line` and
+// How an input is read: as YAML (engine/yaml_load.h), or as JSON (engine/json_stream.h): a
+// *.json file, and, as kubectl decides, any other input but a *.yaml or *.yml file (stdin, a file
+// named otherwise) whose first character other than white space is '{'. `name` is the input's
+// path ("<stdin>" for stdin).
+enum class Syntax : uint8_t { yaml, json };
+[[nodiscard]] Syntax input_syntax(std::string_view name, std::string_view text);
+
+// The same for text already in memory (a test, a part of a file). `first_line` and
 // `first_document` place a part of a larger file. Returns the number of document indices used.
 uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOptions& options,
                    const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags,
-                   uint32_t first_line = 0, uint32_t first_document = 0);
+                   uint32_t first_line = 0, uint32_t first_document = 0, Syntax syntax = Syntax::yaml);
 
 // Every input, parsed by `jobs` threads: whole files, and parts of a large file split at its
 // document markers — unless there is one such unit of work, or less input than

@@ -1,4 +1,5 @@
 #include "engine/yaml_load.h"
+#include "engine/json_stream.h"
 #include "engine/yaml_block.h"
 
 #include <yaml.h>
@@ -1213,6 +1214,48 @@ uint32_t load_yaml_stream(std::string_view text, std::string_view file, const Ya
     offset += next;
   }
   return doc_index;
+}
+
+uint32_t load_json_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
+                          const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
+                          uint32_t first_line) {
+  DocumentBuilder builder(limits, file, first_line, diagnostics);
+  JsonStream stream(text);
+  BlockEvents read;
+  uint32_t doc_index = 0;
+  for (;;) {
+    const JsonStream::Next next = stream.next(read, limits.max_depth);
+    if (next == JsonStream::Next::end) return doc_index;
+    if (next == JsonStream::Next::error) {
+      const JsonStream::Error& e = stream.error();
+      diagnostics.push_back({Severity::error, std::string(file), Pos{first_line + e.line + 1, e.col + 1},
+                             "invalid JSON: " + e.message});
+      return doc_index + 1;
+    }
+    YamlDocument doc;
+    doc.index = doc_index++;
+    if (stream.value_end() - stream.value_begin() > limits.max_document_bytes) {
+      const BlockEvent& first = read.events.front();
+      diagnostics.push_back({Severity::error, std::string(file), Pos{first_line + first.line + 1, first.col + 1},
+                             "document of " + std::to_string(stream.value_end() - stream.value_begin()) +
+                                 " bytes is over the limit of " + std::to_string(limits.max_document_bytes) + " bytes"});
+      continue;
+    }
+    builder.start_document();
+    for (const BlockEvent& e : read.events) {
+      if (builder.failed()) break;
+      const Pos pos{first_line + e.line + 1, e.col + 1};
+      switch (e.kind) {
+        // Numbers and literals are plain scalars: YAML 1.1 resolves every JSON number and literal
+        // to the value JSON gives it (the tests compare the two).
+        case BlockEvent::Kind::scalar: builder.scalar(read.text(e, text), e.plain, "", nullptr, pos); break;
+        case BlockEvent::Kind::mapping: builder.start(true, nullptr, pos); break;
+        case BlockEvent::Kind::sequence: builder.start(false, nullptr, pos); break;
+        case BlockEvent::Kind::end: builder.end(); break;
+      }
+    }
+    if (builder.end_document(doc)) on_document(std::move(doc));
+  }
 }
 
 }  // namespace gpuguard::engine

@@ -58,6 +58,13 @@ uint32_t load_yaml_stream(std::string_view text, std::string_view file, const Ya
                           const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
                           uint32_t first_line = 0);
 
+// The same for a JSON text (engine/json_stream.h): each top-level value of the stream is a
+// document, read as JSON, not as YAML. The first syntax error is reported with its position and
+// ends the stream (JSON has no document markers to go on from); the documents before it are kept.
+uint32_t load_json_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
+                          const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
+                          uint32_t first_line = 0);
+
 // Plain-scalar resolution as go-yaml v2 does it (exposed for tests).
 enum class ScalarType : uint8_t { null, boolean, integer, floating, string, merge };
 struct ResolvedScalar {

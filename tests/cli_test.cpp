@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,33 @@ TEST_CASE("stdin with -") {
   auto r = test::run({"lint", "--no-config", "--color", "never", "-"}, kErrorPod);
   CHECK(r.exit_code == 1);
   CHECK(r.out.rfind("<stdin>:8:28: error:", 0) == 0);
+}
+
+TEST_CASE("JSON on stdin, as `kubectl get -o json` and `-w -o json` print it: read as JSON, with positions") {
+  // Two objects one after another; the second's annotation is a surrogate-pair escape (which YAML
+  // refuses), and its GPU request has no limit.
+  const std::string pod =
+      "{\n  \"apiVersion\": \"v1\", \"kind\": \"Pod\",\n  \"metadata\": {\"name\": \"NAME\", \"annotations\": {\"a\": \"\\ud83d\\ude80\"}},\n"
+      "  \"spec\": {\"containers\": [{\"name\": \"c\", \"image\": \"i\",\n"
+      "    \"resources\": {\"requests\": {\"nvidia.com/gpu\": 1}}}]}\n}\n";
+  auto named = [&](const char* name) { return std::regex_replace(pod, std::regex("NAME"), name); };
+  auto r = test::run({"lint", "--no-config", "--color", "never", "--format", "json", "-"}, named("a") + named("b"));
+  CHECK(r.exit_code == 1);
+  const json doc = json::parse(r.out);
+  CHECK(doc["summary"]["objects"] == json(2));
+  bool second = false;
+  for (const auto& f : doc["findings"])
+    if (f["rule"] == json("gpu-request-limit-mismatch") && f["object"]["name"] == json("b")) {
+      second = true;
+      CHECK(f["line"] == json(11));  // the second object's 5th line
+      CHECK(f["column"] == json(32));
+    }
+  CHECK(second);
+  // A syntax error: its place, exit 2, the object before it still linted.
+  r = test::run({"lint", "--no-config", "--color", "never", "-"}, named("a") + "{\"kind\": \"Pod\",}\n");
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find("<stdin>:7:16: error: invalid JSON: expected a string key after ','") != std::string::npos);
+  CHECK(r.out.find("<stdin>:5:32: error: container \"c\"") != std::string::npos);
 }
 
 TEST_CASE("--format json") {

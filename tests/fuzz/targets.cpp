@@ -101,6 +101,23 @@ int json(const uint8_t* data, size_t size) {
   std::shared_ptr<const engine::PositionIndex> doc;
   const auto read = engine::parse_json_document(text_of(data, size), 100000, doc);
   if (body.is_discarded() != (read == engine::JsonDocumentRead::invalid)) __builtin_trap();
+  // The JSON stream reader (lint's, for .json files): one value as nlohmann reads it, with no
+  // diagnostic; a refused text refused, unless it is several values or none (nlohmann reads one).
+  {
+    std::vector<engine::YamlDocument> docs;
+    std::vector<engine::Diagnostic> diags;
+    const uint32_t values = engine::load_json_stream(text_of(data, size), "fuzz.json", engine::YamlLimits{},
+                                                     [&](engine::YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
+    const bool too_deep = !diags.empty() && diags[0].message.find("nesting deeper") != std::string::npos;
+    const bool refused = std::any_of(diags.begin(), diags.end(),
+                                     [](const engine::Diagnostic& d) { return !d.message.starts_with("duplicate mapping key"); });
+    if (body.is_discarded()) {
+      if (!refused && values == 1) __builtin_trap();
+    } else if (!too_deep) {
+      if (refused || values != 1 || docs.size() != (body.is_null() ? 0u : 1u)) __builtin_trap();
+      if (!docs.empty() && !engine::identical(docs[0].body(), engine::PositionIndex::from_json(body)->json_of(0))) __builtin_trap();
+    }
+  }
   if (body.is_discarded()) return 0;
   const auto reference = engine::PositionIndex::from_json(body);
   if (!doc || !engine::identical(doc->json_of(doc->root()), reference->json_of(0)) || doc->size() != reference->size() ||

@@ -1,0 +1,374 @@
+#include "engine/json_stream.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace gpuguard::engine {
+
+namespace {
+
+// What stands at `at`, for a message.
+std::string found(std::string_view text, size_t at) {
+  if (at >= text.size()) return "the end of the text";
+  const auto c = static_cast<unsigned char>(text[at]);
+  if (c > 0x20 && c < 0x7F) return std::string("'") + static_cast<char>(c) + "'";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "byte 0x%02X", c);
+  return buf;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four hex digits at `at` as a code unit, or -1.
+int32_t hex4(std::string_view s, size_t at) {
+  if (at + 4 > s.size()) return -1;
+  int32_t v = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const int d = hex_digit(s[at + k]);
+    if (d < 0) return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
+// past U+10FFFF) that starts at s[i], a byte above 0x7F; 0 when it is ill-formed.
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  auto cont = [&](size_t k) { return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80; };
+  if (c < 0xC2) return 0;
+  if (c < 0xE0) return cont(1) ? 2 : 0;
+  const auto c1 = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
+  if (c < 0xF0) {
+    if (!cont(1) || !cont(2) || (c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return 0;
+    return 3;
+  }
+  if (c < 0xF5) {
+    if (!cont(1) || !cont(2) || !cont(3) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+JsonStream::JsonStream(std::string_view text) : text_(text) {
+  if (text_.starts_with("\xEF\xBB\xBF")) p_ = col_at_ = 3;  // a byte order mark (nlohmann skips it)
+}
+
+void JsonStream::skip_space() {
+  while (p_ < text_.size()) {
+    const char c = text_[p_];
+    if (c == ' ' || c == '\t') {
+      ++p_;
+    } else if (c == '\n' || c == '\r') {  // \r\n is one line break; a lone \r one too, as editors count
+      ++p_;
+      if (c == '\r' && p_ < text_.size() && text_[p_] == '\n') ++p_;
+      ++line_;
+      col_at_ = p_;
+      col_ = 0;
+    } else {
+      break;
+    }
+  }
+}
+
+void JsonStream::locate(size_t at, uint32_t& line, uint32_t& col) {
+  for (; col_at_ < at; ++col_at_)
+    if ((static_cast<unsigned char>(text_[col_at_]) & 0xC0) != 0x80) ++col_;
+  line = line_;
+  col = col_;
+}
+
+bool JsonStream::fail(size_t at, std::string message) {
+  locate(std::min(at, text_.size()), error_.line, error_.col);
+  error_.message = std::move(message);
+  return false;
+}
+
+// The string that starts at p_ (its opening quote): a view into the text when it has no escapes,
+// else decoded into `out.arena`.
+bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_t& size) {
+  const size_t start = p_ + 1;
+  size_t i = start;
+  auto check = [&](size_t at) -> size_t {  // length of the character at `at`, 0 after a failure
+    const auto c = static_cast<unsigned char>(text_[at]);
+    if (c < 0x20) {
+      char code[8];
+      std::snprintf(code, sizeof code, "%04X", c);
+      if (c == '\n') fail(at, "a line break inside a string (JSON writes it \\n; is the closing quote missing?)");
+      else fail(at, std::string("control character U+") + code + " inside a string (JSON writes it \\u" + code + ")");
+      return 0;
+    }
+    if (c < 0x80) return 1;
+    const size_t len = utf8_length(text_, at);
+    if (len == 0) fail(at, "ill-formed UTF-8 (" + found(text_, at) + ") inside a string");
+    return len;
+  };
+  for (;;) {
+    if (i >= text_.size()) return fail(p_, "the string that starts here is not closed");
+    const char c = text_[i];
+    if (c == '"') {
+      owned = false;
+      offset = static_cast<uint32_t>(start);
+      size = static_cast<uint32_t>(i - start);
+      p_ = i + 1;
+      return true;
+    }
+    if (c == '\\') break;
+    const size_t len = check(i);
+    if (len == 0) return false;
+    i += len;
+  }
+  // Escapes: the string is decoded into the arena.
+  owned = true;
+  offset = static_cast<uint32_t>(out.arena.size());
+  out.arena.append(text_.substr(start, i - start));
+  for (;;) {
+    if (i >= text_.size()) return fail(p_, "the string that starts here is not closed");
+    const char c = text_[i];
+    if (c == '"') break;
+    if (c != '\\') {
+      const size_t len = check(i);
+      if (len == 0) return false;
+      out.arena.append(text_.substr(i, len));
+      i += len;
+      continue;
+    }
+    if (i + 1 >= text_.size()) return fail(p_, "the string that starts here is not closed");
+    const char e = text_[i + 1];
+    switch (e) {
+      case '"': out.arena += '"'; break;
+      case '\\': out.arena += '\\'; break;
+      case '/': out.arena += '/'; break;
+      case 'b': out.arena += '\b'; break;
+      case 'f': out.arena += '\f'; break;
+      case 'n': out.arena += '\n'; break;
+      case 'r': out.arena += '\r'; break;
+      case 't': out.arena += '\t'; break;
+      case 'u': {
+        const int32_t unit = hex4(text_, i + 2);
+        if (unit < 0) return fail(i, "\\u must be followed by four hex digits");
+        uint32_t cp = static_cast<uint32_t>(unit);
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+          return fail(i, "a low surrogate (\\uDC00-\\uDFFF) must follow a high one (\\uD800-\\uDBFF)");
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          const int32_t low = text_.substr(i + 6, 2) == "\\u" ? hex4(text_, i + 8) : -1;
+          if (low < 0xDC00 || low > 0xDFFF)
+            return fail(i, "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one (\\uDC00-\\uDFFF)");
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<uint32_t>(low) - 0xDC00);
+          i += 6;
+        }
+        append_utf8(out.arena, cp);
+        i += 4;
+        break;
+      }
+      default: return fail(i, "invalid escape \\" + (e == '\0' || static_cast<unsigned char>(e) >= 0x80 ? found(text_, i + 1) : std::string(1, e)) +
+                                  " (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+    }
+    i += 2;
+  }
+  size = static_cast<uint32_t>(out.arena.size() - offset);
+  p_ = i + 1;
+  return true;
+}
+
+// The number at p_ (RFC 8259's grammar); `end` is where it ends.
+bool JsonStream::number(size_t& end) {
+  size_t i = p_;
+  const size_t n = text_.size();
+  if (text_[i] == '-') ++i;
+  if (i >= n || !is_digit(text_[i])) return fail(i, "invalid number: a digit must follow '-'");
+  if (text_[i] == '0') ++i;
+  else
+    while (i < n && is_digit(text_[i])) ++i;
+  bool integer = true;
+  if (i < n && text_[i] == '.') {
+    integer = false;
+    ++i;
+    if (i >= n || !is_digit(text_[i])) return fail(i, "invalid number: a digit must follow '.'");
+    while (i < n && is_digit(text_[i])) ++i;
+  }
+  if (i < n && (text_[i] == 'e' || text_[i] == 'E')) {
+    integer = false;
+    ++i;
+    if (i < n && (text_[i] == '+' || text_[i] == '-')) ++i;
+    if (i >= n || !is_digit(text_[i])) return fail(i, "invalid number: a digit must follow the exponent's 'e'");
+    while (i < n && is_digit(text_[i])) ++i;
+  }
+  // Too large for a double: nlohmann refuses it ("number overflow"), Go's decoder too.
+  if (!integer || i - p_ > 18) {
+    const std::string digits(text_.substr(p_, i - p_));
+    if (std::isinf(std::strtod(digits.c_str(), nullptr))) {
+      std::string message = "number ";
+      message.append(digits, 0, 40);
+      if (digits.size() > 40) message += "...";
+      message += " is too large for a double";
+      return fail(p_, std::move(message));
+    }
+  }
+  end = i;
+  return true;
+}
+
+// A string, number or literal at p_, as a scalar event.
+bool JsonStream::scalar(BlockEvents& out) {
+  BlockEvent ev;
+  ev.kind = BlockEvent::Kind::scalar;
+  locate(p_, ev.line, ev.col);
+  const char c = text_[p_];
+  if (c == '"') {
+    if (!string(out, ev.owned, ev.offset, ev.size)) return false;
+    out.events.push_back(ev);
+    return true;
+  }
+  size_t end = p_;
+  if (c == '-' || is_digit(c)) {
+    if (!number(end)) return false;
+  } else {
+    for (std::string_view word : {"true", "false", "null"})
+      if (text_.substr(p_, word.size()) == word) end = p_ + word.size();
+    if (end == p_) return fail(p_, "expected a value, found " + found(text_, p_));
+  }
+  ev.plain = true;
+  ev.offset = static_cast<uint32_t>(p_);
+  ev.size = static_cast<uint32_t>(end - p_);
+  out.events.push_back(ev);
+  p_ = end;
+  return true;
+}
+
+JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth) {
+  out.clear();
+  if (!error_.message.empty()) return Next::error;
+  skip_space();
+  if (p_ >= text_.size()) return Next::end;
+  if (text_.size() > std::numeric_limits<uint32_t>::max()) {
+    fail(p_, "text over 4 GiB");
+    return Next::error;
+  }
+  value_begin_ = p_;
+  enum class Want : uint8_t { value, value_or_close, key, key_or_close, colon, comma_or_close };
+  std::string open;  // the containers open: '{' or '['
+  Want want = Want::value;
+  auto push = [&](BlockEvent::Kind kind) {
+    BlockEvent ev;
+    ev.kind = kind;
+    locate(p_, ev.line, ev.col);
+    out.events.push_back(ev);
+  };
+  for (;;) {
+    skip_space();
+    if (p_ >= text_.size()) {
+      fail(p_, open.empty() ? "expected a value, found the end of the text"
+                            : std::string("the text ends inside ") + (open.back() == '{' ? "an object" : "an array") +
+                                  " (" + std::to_string(open.size()) + " level" + (open.size() > 1 ? "s" : "") +
+                                  " not closed)");
+      return Next::error;
+    }
+    const char c = text_[p_];
+    const bool in_object = !open.empty() && open.back() == '{';
+    bool closed = false;
+    switch (want) {
+      case Want::value_or_close:
+      case Want::value:
+        if (want == Want::value_or_close && c == ']') {
+          closed = true;
+          break;
+        }
+        if (c == '{' || c == '[') {
+          if (open.size() >= max_depth) {
+            fail(p_, "nesting deeper than " + std::to_string(max_depth) + " levels");
+            return Next::error;
+          }
+          push(c == '{' ? BlockEvent::Kind::mapping : BlockEvent::Kind::sequence);
+          open += c;
+          ++p_;
+          want = c == '{' ? Want::key_or_close : Want::value_or_close;
+          continue;
+        }
+        if (!scalar(out)) return Next::error;
+        if (open.empty()) {
+          // Go's decoder needs white space (or the end) after a top-level scalar.
+          if (p_ < text_.size() && text_[p_] != ' ' && text_[p_] != '\t' && text_[p_] != '\n' && text_[p_] != '\r') {
+            fail(p_, "expected white space or the end after a top-level value, found " + found(text_, p_));
+            return Next::error;
+          }
+          return Next::value;
+        }
+        want = Want::comma_or_close;
+        continue;
+      case Want::key_or_close:
+      case Want::key:
+        if (want == Want::key_or_close && c == '}') {
+          closed = true;
+          break;
+        }
+        if (c != '"') {
+          fail(p_, std::string(want == Want::key ? "expected a string key after ','" : "expected a string key or '}'") +
+                       ", found " + found(text_, p_));
+          return Next::error;
+        }
+        if (!scalar(out)) return Next::error;
+        want = Want::colon;
+        continue;
+      case Want::colon:
+        if (c != ':') {
+          fail(p_, "expected ':' after the key, found " + found(text_, p_));
+          return Next::error;
+        }
+        ++p_;
+        want = Want::value;
+        continue;
+      case Want::comma_or_close:
+        if (c == ',') {
+          ++p_;
+          want = in_object ? Want::key : Want::value;
+          continue;
+        }
+        if (c == (in_object ? '}' : ']')) {
+          closed = true;
+          break;
+        }
+        fail(p_, std::string("expected ',' or '") + (in_object ? '}' : ']') + "' after " +
+                     (in_object ? "an object member" : "an array item") + ", found " + found(text_, p_));
+        return Next::error;
+    }
+    if (closed) {
+      push(BlockEvent::Kind::end);
+      ++p_;
+      open.pop_back();
+      if (open.empty()) return Next::value;
+      want = Want::comma_or_close;
+    }
+  }
+}
+
+}  // namespace gpuguard::engine

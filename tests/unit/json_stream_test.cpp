@@ -1,0 +1,284 @@
+// JSON files and streams (engine/json_stream.h, load_json_stream): each value read as nlohmann
+// reads it (the webhook's reader), with positions; what it refuses, refused with the place; the
+// shapes that YAML read differently before (surrogate pairs, raw DEL and U+0085, long keys,
+// objects one after another); and which inputs are read as JSON.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/json_parse.h"
+#include "engine/load.h"
+#include "engine/node.h"
+#include "tests/support/support.h"
+
+using namespace gpuguard::engine;
+
+namespace {
+
+struct Loaded {
+  std::vector<YamlDocument> docs;
+  std::vector<Diagnostic> diags;
+  uint32_t indices = 0;
+};
+
+Loaded load(std::string_view text, uint32_t first_line = 0) {
+  Loaded l;
+  l.indices = load_json_stream(text, "t.json", YamlLimits{}, [&](YamlDocument&& d) { l.docs.push_back(std::move(d)); },
+                               l.diags, first_line);
+  return l;
+}
+
+// One value: the document holds what nlohmann gives (as PositionIndex::from_json keeps it), with
+// no diagnostic but keys written twice; a text nlohmann refuses is refused with a diagnostic, unless it is a stream of
+// several values (which nlohmann does not read) or only white space.
+bool agrees(std::string_view text) {
+  const json expected = json::parse(text, nullptr, false);
+  const Loaded l = load(text);
+  if (expected.is_discarded()) return !l.diags.empty() || l.indices != 1;
+  // A key written twice is reported (as in YAML: kubectl's strict decoding refuses it), and the
+  // last value kept, as nlohmann keeps it.
+  for (const Diagnostic& d : l.diags)
+    if (!d.message.starts_with("duplicate mapping key")) return false;
+  if (l.indices != 1) return false;
+  if (expected.is_null()) return l.docs.empty();  // a null document is no document, as in YAML
+  if (l.docs.size() != 1) return false;
+  const auto reference = PositionIndex::from_json(expected);
+  return identical(l.docs[0].body(), reference->json_of(0));
+}
+
+std::vector<std::filesystem::path> json_files() {
+  std::vector<std::filesystem::path> dirs{gpuguard::test::source_dir() / "tests", gpuguard::test::source_dir() / "examples"};
+  if (auto shared = gpuguard::test::shared_dir()) dirs.push_back(*shared / "corpus");
+  std::vector<std::filesystem::path> files;
+  for (const auto& d : dirs)
+    for (const auto& e : std::filesystem::recursive_directory_iterator(d))
+      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string message(const Loaded& l) { return l.diags.empty() ? std::string() : l.diags[0].message; }
+
+}  // namespace
+
+TEST_SUITE("unit") {
+
+TEST_CASE("a JSON value reads as nlohmann reads it: types, numbers, escapes, refusals") {
+  const char* cases[] = {
+      // scalars: integers beyond int64 become floats (as from_json keeps them), -0 is 0
+      "0", "-0", "7", "-7", "1234567890123456789", "18446744073709551615", "18446744073709551616",
+      "-9223372036854775808", "-9223372036854775809", "1.5", "-0.0", "0.1", "1e5", "1E+5", "1e-5", "2.5e-3",
+      "1e308", "1e309", "-1e309", "1e-400", "4.9e-324", "0.30000000000000004", "123456789012345678901234567890.5",
+      "true", "false", "null",
+      // not numbers
+      "01", "-", "-a", "1.", ".5", "1e", "1e+", "+1", "0x10", "NaN", "Infinity", "tru", "nul",
+      // strings
+      R"("")", R"("a")", R"("a\"b\\c\/d\b\f\n\r\t")", R"("\u0041\u00e9\u20ac")", R"("\ud83d\ude00")",
+      R"("\u0000")", R"("\uD83D\uDE00")", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"", "\"\x7f\"", "\"\xc2\x85\"",
+      "\"\xef\xbf\xbe\"", "\"\xe2\x80\xa8\"",
+      // not strings
+      R"("\ud83d")", R"("\ude00")", R"("\ud83d\u0041")", R"("\ud83dx")", R"("\u12")", R"("\x")", "\"a", "\"a\n\"",
+      "\"\x01\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xe2\x82\"", "\"\x80\"", "\"\xff\"",
+      // containers
+      "{}", "[]", "[1,2,3]", R"({"a":1,"b":[true,null,{"c":"d"}]})", " \t\r\n{ \"a\" : [ 1 , 2 ] } \n",
+      R"({"a":1,"a":2})", R"({"a":{"x":1},"a":[2]})", R"({"b":1,"a":2,"c":3})", "[[[[[]]]]]", "\xef\xbb\xbf{}",
+      R"({"":1})", R"({"a b":{"c/d":{"e~f":[]}}})",
+      // not containers
+      "{", "[", "[1,]", "{\"a\":1,}", "{\"a\"}", "{\"a\" 1}", "{a:1}", "[1 2]", "{\"a\":1}\x00", "{\"a\":1}//",
+      "/* */{}", "{'a':1}", "{\"a\":01}", "[-]", "{\"a\":1 \"b\":2}", "\x80{}", "{}\xef\xbb\xbf",
+      // white space only, and streams: not nlohmann's
+      "", "   ", "\xef\xbb\xbf", "{}{}", "[] []", "1 2", "{}x", "\"a\"\"b\"", "1{}",
+  };
+  for (const char* c : cases) {
+    INFO("text: " << std::string(c));
+    CHECK(agrees(c));
+  }
+  CHECK(agrees(std::string_view("[1,\0]", 5)));
+  CHECK(agrees(std::string_view("\"a\0\"", 4)));
+  // The JSON escape of NUL is a string with a NUL in it.
+  const Loaded nul = load(R"({"a":"x\u0000y"})");
+  REQUIRE(nul.docs.size() == 1);
+  CHECK(nul.docs[0].body()["a"].get<std::string>() == std::string("x\0y", 3));
+}
+
+TEST_CASE("what YAML read differently: surrogate pairs, DEL, U+0085, long keys, a stream of objects") {
+  // Python's json.dump writes an emoji as a surrogate pair; YAML refused the escape.
+  const Loaded emoji = load(R"({"metadata":{"annotations":{"note":"GPU \ud83d\ude80"}}})");
+  REQUIRE(emoji.diags.empty());
+  CHECK(emoji.docs.at(0).body()["metadata"]["annotations"]["note"] == "GPU \xf0\x9f\x9a\x80");
+  // Raw DEL and NEL are characters of a JSON string; YAML refused the first and read the second as
+  // a line break (a space once folded).
+  const Loaded raw = load("{\"a\":\"x\x7fy\",\"b\":\"x\xc2\x85y\"}");
+  REQUIRE(raw.diags.empty());
+  CHECK(raw.docs.at(0).body()["a"] == "x\x7fy");
+  CHECK(raw.docs.at(0).body()["b"] == "x\xc2\x85y");
+  // A key of any length (YAML's implicit keys stop at 1,024 characters).
+  const std::string key(5000, 'k');
+  const Loaded longkey = load("{\"" + key + "\": 1}");
+  REQUIRE(longkey.diags.empty());
+  CHECK(longkey.docs.at(0).body()[key] == 1);
+  // Objects one after another, as `kubectl get -w -o json` prints them: one document each.
+  const Loaded stream = load("{\"kind\":\"A\"}{\"kind\":\"B\"}\n{\"kind\":\"C\"}\n[]\n");
+  CHECK(stream.diags.empty());
+  REQUIRE(stream.docs.size() == 4);
+  CHECK(stream.indices == 4);
+  CHECK(stream.docs[1].index == 1);
+  CHECK(stream.docs[1].body()["kind"] == "B");
+  CHECK(stream.docs[2].start == Pos{2, 1});
+}
+
+TEST_CASE("positions: lines and columns in characters, CRLF, a byte order mark, a part of a file") {
+  const std::string text =
+      "\xef\xbb\xbf{\r\n  \"metadata\": {\"name\": \"gpu\", \"labels\": {\"\xc3\xa9\": \"\xe2\x82\xac\", \"b\": 1}},\r\n"
+      "  \"items\": [\n    1,\n    {\"x\": null}\n  ]\n}\n";
+  const Loaded l = load(text, 10);
+  REQUIRE(l.diags.empty());
+  REQUIRE(l.docs.size() == 1);
+  const PositionIndex& p = *l.docs[0].positions;
+  CHECK(l.docs[0].start == Pos{11, 1});                 // after the BOM
+  CHECK(p.resolve("/metadata") == Pos{12, 3});          // a key's position
+  CHECK(p.resolve("/metadata/name") == Pos{12, 16});
+  CHECK(p.resolve("/metadata/labels/b") == Pos{12, 52});  // é and € are one column each
+  CHECK(p.resolve("/items/0") == Pos{14, 5});           // an item's own position
+  CHECK(p.resolve("/items/1/x") == Pos{15, 6});
+  CHECK(p.resolve("/items/1/missing") == Pos{15, 5});  // the deepest node that exists: the item
+}
+
+TEST_CASE("errors name the place and what is wrong; the values before an error are kept") {
+  struct Case {
+    std::string text;
+    Pos pos;
+    std::string says;
+  };
+  const Case cases[] = {
+      {"{\n  \"a\": 1,\n}\n", {3, 1}, "expected a string key after ','"},
+      {"{\"a\": [1, 2,]}", {1, 13}, "expected a value, found ']'"},
+      {"{\"a\" 1}", {1, 6}, "expected ':' after the key, found '1'"},
+      {"{\"a\": 1 \"b\": 2}", {1, 9}, "expected ',' or '}' after an object member, found '\"'"},
+      {"[1 2]", {1, 4}, "expected ',' or ']' after an array item"},
+      {"{\"a\": \"x\n\"}", {1, 9}, "a line break inside a string"},
+      {"{\"a\": \"x\x01\"}", {1, 9}, "control character U+0001 inside a string (JSON writes it \\u0001)"},
+      {"{\"a\": \"\\ud83d\"}", {1, 8}, "a high surrogate"},
+      {"{\"a\": \"\\ude00\"}", {1, 8}, "a low surrogate"},
+      {"{\"a\": \"\\q\"}", {1, 8}, "invalid escape \\q"},
+      {"{\"\xc3\xa9\": \"\xff\"}", {1, 8}, "ill-formed UTF-8 (byte 0xFF) inside a string"},
+      {"{\"a\": 1e999}", {1, 7}, "number 1e999 is too large for a double"},
+      {"{\"a\": 01}", {1, 8}, "found '1'"},
+      {"{\"a\": -}", {1, 8}, "a digit must follow '-'"},
+      {"{\"a\": tru}", {1, 7}, "expected a value, found 't'"},
+      {"{\"a\": {\"b\": [", {1, 14}, "the text ends inside an array (3 levels not closed)"},
+      {"{\"a\": \"xyz", {1, 7}, "the string that starts here is not closed"},
+      {"\"a\"\"b\"", {1, 4}, "expected white space or the end after a top-level value"},
+      {"{} x", {1, 4}, "expected a value, found 'x'"},
+      {"// c\n{}", {1, 1}, "expected a value, found '/'"},
+  };
+  for (const Case& c : cases) {
+    INFO("text: " << c.text);
+    const Loaded l = load(c.text);
+    REQUIRE(l.diags.size() == 1);
+    CHECK(l.diags[0].file == "t.json");
+    CHECK(l.diags[0].pos == c.pos);
+    CHECK(l.diags[0].message.starts_with("invalid JSON: "));
+    CHECK(message(l).find(c.says) != std::string::npos);
+  }
+  // The objects before the error are read; the error ends the stream.
+  const Loaded l = load("{\"a\": 1}\n{\"b\": 2}\n{\"c\": }\n{\"d\": 4}\n");
+  CHECK(l.docs.size() == 2);
+  REQUIRE(l.diags.size() == 1);
+  CHECK(l.diags[0].pos == Pos{3, 7});
+  // Too deep: the limit, at the bracket that passes it.
+  const Loaded deep = load(std::string(300, '[') + std::string(300, ']'));
+  CHECK(deep.docs.empty());
+  REQUIRE(deep.diags.size() == 1);
+  CHECK(deep.diags[0].pos == Pos{1, 257});
+  CHECK(message(deep).find("nesting deeper than 256 levels") != std::string::npos);
+  // A scalar over the limit is the builder's error, at the scalar.
+  YamlLimits small;
+  small.max_scalar_bytes = 8;
+  std::vector<Diagnostic> diags;
+  size_t docs = 0;
+  load_json_stream("{\"a\": \"0123456789\"}", "t.json", small, [&](YamlDocument&&) { ++docs; }, diags);
+  CHECK(docs == 0);
+  REQUIRE(diags.size() == 1);
+  CHECK(diags[0].pos == Pos{1, 7});
+}
+
+TEST_CASE("every JSON file of the tests, the examples and the corpus reads as nlohmann reads it") {
+  const auto files = json_files();
+  REQUIRE(files.size() >= 10);
+  for (const auto& f : files) {
+    INFO("file: " << f.string());
+    CHECK(agrees(gpuguard::test::read_file(f)));
+  }
+}
+
+TEST_CASE("a JSON value reads as nlohmann reads it after one-byte changes all through small JSON files") {
+  // At every `stride`-th byte: deleting it, and setting it to one of a set of bytes that matter to
+  // a JSON reader, taken in turn (the fuzz target `json` tries the rest).
+  constexpr size_t stride = gpuguard::test::kSanitized ? 11 : 3;
+  const std::string bytes = std::string("\"\\{}[],:0-.eEu \n\x01\x7f\x80\xc3\xed\xf4\xff") + std::string(1, '\0');
+  size_t checked = 0;
+  for (const auto& f : json_files()) {
+    const std::string text = gpuguard::test::read_file(f);
+    if (text.size() > 3000) continue;
+    for (size_t i = 0; i < text.size(); i += stride) {
+      const std::string cut = text.substr(0, i) + text.substr(i + 1);
+      if (!agrees(cut)) FAIL("deleting byte " << i << " of " << f.string());
+      std::string changed = text;
+      changed[i] = bytes[(i / stride) % bytes.size()];
+      if (!agrees(changed)) FAIL("byte " << i << " of " << f.string() << " set to " << static_cast<int>(changed[i]));
+      ++checked;
+    }
+  }
+  CHECK(checked > 12000 / (stride * 3));
+}
+
+TEST_CASE("which inputs are JSON: *.json, and any other input but *.yaml/*.yml that starts with '{'") {
+  CHECK(input_syntax("a/b.json", "apiVersion: v1") == Syntax::json);
+  CHECK(input_syntax("B.JSON", "") == Syntax::json);
+  CHECK(input_syntax("<stdin>", "\n  {\"kind\": \"Pod\"}") == Syntax::json);
+  CHECK(input_syntax("<stdin>", "\xef\xbb\xbf{}") == Syntax::json);
+  CHECK(input_syntax("", " {}") == Syntax::json);
+  CHECK(input_syntax("manifest.txt", "{}") == Syntax::json);
+  CHECK(input_syntax("<stdin>", "kind: Pod\n") == Syntax::yaml);
+  CHECK(input_syntax("<stdin>", "[{}]") == Syntax::yaml);  // kubectl sniffs '{' only
+  CHECK(input_syntax("<stdin>", "# {\n{a: 1}") == Syntax::yaml);
+  CHECK(input_syntax("pod.yaml", "{\"kind\": \"Pod\"}") == Syntax::yaml);
+  CHECK(input_syntax("pod.YML", "{}") == Syntax::yaml);
+
+  // Through load_text: a surrogate pair in a .json file is one character, in YAML an error.
+  const std::string text = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a":"\ud83d\ude80"}}})";
+  auto source = std::make_shared<SourceFile>(SourceFile{"pod.json", 0});
+  std::vector<Object> objects;
+  std::vector<Diagnostic> diags;
+  load_text(text, source, LoadOptions{}, [&](Object&& o) { objects.push_back(std::move(o)); }, diags, 0, 0, Syntax::json);
+  CHECK(diags.empty());
+  REQUIRE(objects.size() == 1);
+  CHECK(objects[0].name == "p");
+  CHECK(objects[0].position_of("/metadata/name") == Pos{1, 45});
+  load_text(text, source, LoadOptions{}, [](Object&&) {}, diags);  // as YAML
+  CHECK_FALSE(diags.empty());
+  // A file is read as its name and text say, alone or by threads.
+  gpuguard::test::TempDir dir;
+  gpuguard::test::write_file(dir.path() / "pod.json", text + text);
+  gpuguard::test::write_file(dir.path() / "pod.txt", text);
+  gpuguard::test::write_file(dir.path() / "pod.yaml", text);
+  std::vector<Diagnostic> expand;
+  const auto inputs = expand_inputs({(dir.path() / "pod.json").string(), (dir.path() / "pod.txt").string(),
+                                     (dir.path() / "pod.yaml").string()}, expand);
+  for (unsigned jobs : {1u, 2u}) {
+    LoadOptions options;
+    options.threaded_min_bytes = 0;
+    std::vector<Object> read;
+    std::vector<Diagnostic> errors;
+    load_inputs(inputs, options, jobs, [&](Object&& o) { read.push_back(std::move(o)); }, errors);
+    CHECK(read.size() == 3);  // two from pod.json, one from pod.txt
+    REQUIRE(errors.size() == 1);  // pod.yaml, as YAML
+    CHECK(errors[0].file.ends_with("pod.yaml"));
+  }
+}
+
+}  // TEST_SUITE
