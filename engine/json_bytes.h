@@ -1,11 +1,12 @@
 #pragma once
-// The bytes of JSON strings, shared by the JSON reader and writer: the run a string holds as it
+// The bytes of JSON strings, shared by the JSON readers and writer: the run a string holds as it
 // is, and well-formed UTF-8.
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 namespace gpuguard::engine {
@@ -68,6 +69,25 @@ namespace gpuguard::engine {
   if (n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
   if (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
   return n;
+}
+
+// Appends code point `cp` (at most U+10FFFF, not a surrogate) as UTF-8.
+inline void append_utf8(std::string& s, uint32_t cp) {
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xC0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    s += static_cast<char>(0xE0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    s += static_cast<char>(0xF0 | (cp >> 18));
+    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    s += static_cast<char>(0x80 | (cp & 0x3F));
+  }
 }
 
 }  // namespace gpuguard::engine

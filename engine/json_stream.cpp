@@ -1,4 +1,5 @@
 #include "engine/json_stream.h"
+#include "engine/json_bytes.h"
 
 #include <cmath>
 #include <cstdio>
@@ -36,43 +37,6 @@ int32_t hex4(std::string_view s, size_t at) {
     v = v * 16 + d;
   }
   return v;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// Length of the well-formed UTF-8 sequence (RFC 3629: no overlong forms, no surrogates, nothing
-// past U+10FFFF) that starts at s[i], a byte above 0x7F; 0 when it is ill-formed.
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  auto cont = [&](size_t k) { return i + k < s.size() && (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80; };
-  if (c < 0xC2) return 0;
-  if (c < 0xE0) return cont(1) ? 2 : 0;
-  const auto c1 = i + 1 < s.size() ? static_cast<unsigned char>(s[i + 1]) : 0;
-  if (c < 0xF0) {
-    if (!cont(1) || !cont(2) || (c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return 0;
-    return 3;
-  }
-  if (c < 0xF5) {
-    if (!cont(1) || !cont(2) || !cont(3) || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) return 0;
-    return 4;
-  }
-  return 0;
 }
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -128,11 +92,12 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
       return 0;
     }
     if (c < 0x80) return 1;
-    const size_t len = utf8_length(text_, at);
+    const size_t len = utf8_sequence(text_, at);
     if (len == 0) fail(at, "ill-formed UTF-8 (" + found(text_, at) + ") inside a string");
     return len;
   };
   for (;;) {
+    i = static_cast<size_t>(plain_json_bytes(text_.data() + i, text_.data() + text_.size()) - text_.data());
     if (i >= text_.size()) return fail(p_, "the string that starts here is not closed");
     const char c = text_[i];
     if (c == '"') {

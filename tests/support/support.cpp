@@ -1,5 +1,7 @@
 #include "tests/support/support.h"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
@@ -47,6 +49,17 @@ bool skipped() { return g_skipped; }
 const engine::Registry& registry() {
   static const engine::Registry r = rules::make_registry();
   return r;
+}
+
+std::vector<fs::path> test_files(std::string_view extension) {
+  std::vector<fs::path> dirs{source_dir() / "tests", source_dir() / "examples"};
+  if (auto shared = shared_dir()) dirs.push_back(*shared / "corpus");
+  std::vector<fs::path> files;
+  for (const auto& d : dirs)
+    for (const auto& e : fs::recursive_directory_iterator(d))
+      if (e.is_regular_file() && e.path().extension() == extension) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 std::string read_file(const fs::path& p) {

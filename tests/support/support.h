@@ -39,6 +39,10 @@ bool skipped();
 
 const engine::Registry& registry();
 
+// Every file of the tests, the examples and the corpus (when ../shared is there) whose name ends
+// with `extension` (".json"), sorted.
+std::vector<std::filesystem::path> test_files(std::string_view extension);
+
 std::string read_file(const std::filesystem::path& p);
 void write_file(const std::filesystem::path& p, const std::string& text);
 

@@ -35,16 +35,6 @@ bool agrees(std::string_view text) {
   return identical(parse_json(text), expected) && document_agrees(text, expected);
 }
 
-std::vector<std::filesystem::path> json_files() {
-  std::vector<std::filesystem::path> dirs{gpuguard::test::source_dir() / "tests"};
-  if (auto shared = gpuguard::test::shared_dir()) dirs.push_back(*shared / "corpus");
-  std::vector<std::filesystem::path> files;
-  for (const auto& d : dirs)
-    for (const auto& e : std::filesystem::recursive_directory_iterator(d))
-      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 }  // namespace
 
@@ -156,7 +146,7 @@ TEST_CASE("parse_json_document bounds the nesting, reads keys written twice as n
 }
 
 TEST_CASE("parse_json reads every JSON file of the tests and the corpus as nlohmann does, itself") {
-  auto files = json_files();
+  auto files = gpuguard::test::test_files(".json");
   REQUIRE(files.size() >= 10);
   for (const auto& f : files) {
     INFO("file: " << f.string());
@@ -179,7 +169,7 @@ TEST_CASE("parse_json agrees with nlohmann after one-byte changes all through sm
   constexpr size_t stride = gpuguard::test::kSanitized ? 3 : 1;
   const std::string bytes = std::string("\"\\{}[],:0-.eEu \x01\x7f\x80\xc3\xed\xf4\xff") + std::string(1, '\0');
   size_t checked = 0;
-  for (const auto& f : json_files()) {
+  for (const auto& f : gpuguard::test::test_files(".json")) {
     std::string text = gpuguard::test::read_file(f);
     if (text.size() > 3000) continue;
     for (size_t i = 0; i < text.size(); i += stride) {

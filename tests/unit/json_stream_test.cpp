@@ -49,16 +49,6 @@ bool agrees(std::string_view text) {
   return identical(l.docs[0].body(), reference->json_of(0));
 }
 
-std::vector<std::filesystem::path> json_files() {
-  std::vector<std::filesystem::path> dirs{gpuguard::test::source_dir() / "tests", gpuguard::test::source_dir() / "examples"};
-  if (auto shared = gpuguard::test::shared_dir()) dirs.push_back(*shared / "corpus");
-  std::vector<std::filesystem::path> files;
-  for (const auto& d : dirs)
-    for (const auto& e : std::filesystem::recursive_directory_iterator(d))
-      if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 std::string message(const Loaded& l) { return l.diags.empty() ? std::string() : l.diags[0].message; }
 
@@ -207,7 +197,7 @@ TEST_CASE("errors name the place and what is wrong; the values before an error a
 }
 
 TEST_CASE("every JSON file of the tests, the examples and the corpus reads as nlohmann reads it") {
-  const auto files = json_files();
+  const auto files = gpuguard::test::test_files(".json");
   REQUIRE(files.size() >= 10);
   for (const auto& f : files) {
     INFO("file: " << f.string());
@@ -221,7 +211,7 @@ TEST_CASE("a JSON value reads as nlohmann reads it after one-byte changes all th
   constexpr size_t stride = gpuguard::test::kSanitized ? 11 : 3;
   const std::string bytes = std::string("\"\\{}[],:0-.eEu \n\x01\x7f\x80\xc3\xed\xf4\xff") + std::string(1, '\0');
   size_t checked = 0;
-  for (const auto& f : json_files()) {
+  for (const auto& f : gpuguard::test::test_files(".json")) {
     const std::string text = gpuguard::test::read_file(f);
     if (text.size() > 3000) continue;
     for (size_t i = 0; i < text.size(); i += stride) {
