@@ -25,6 +25,16 @@ bool manifest_extension(const fs::path& p) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
+// Why a path given (or a link found) cannot be read: a link to nothing names its target, and a
+// loop of links or a parent that cannot be searched says so.
+std::string missing(const fs::path& path, std::error_code ec) {
+  std::error_code link_ec;
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) return ec.message();
+  if (fs::is_symlink(fs::symlink_status(path, link_ec)))
+    return "a symbolic link to nothing (" + fs::read_symlink(path, link_ec).string() + ")";
+  return "no such file or directory";
+}
+
 bool hidden(const fs::path& p) {
   std::string name = p.filename().string();
   return name.size() > 1 && name[0] == '.' && name != "..";
@@ -87,7 +97,7 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
     fs::path path(p);
     auto st = fs::status(path, ec);
     if (ec || !fs::exists(st)) {
-      diags.push_back({Severity::error, p, {}, "no such file or directory"});
+      diags.push_back({Severity::error, p, {}, missing(path, ec)});
       continue;
     }
     if (!fs::is_directory(st)) {
@@ -95,6 +105,7 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
       continue;
     }
     std::vector<fs::path> found;
+    std::vector<Diagnostic> unreadable;
     fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
     if (ec) {
       diags.push_back({Severity::error, p, {}, "cannot read the directory: " + ec.message()});
@@ -105,15 +116,20 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
       bool is_dir = it->is_directory(ec);
       if (hidden(entry)) {
         if (is_dir) it.disable_recursion_pending();
-      } else if (!is_dir && manifest_extension(entry) && it->is_regular_file(ec)) {
-        found.push_back(entry);
+      } else if (!is_dir && manifest_extension(entry)) {
+        std::error_code file_ec;
+        if (it->is_regular_file(file_ec)) found.push_back(entry);
+        else if (file_ec) unreadable.push_back({Severity::error, entry.string(), {}, missing(entry, file_ec)});  // a broken link
       }
       it.increment(ec);
       if (ec) {
-        diags.push_back({Severity::error, entry.string(), {}, "cannot read: " + ec.message()});
+        unreadable.push_back({Severity::error, entry.string(), {}, "cannot read: " + ec.message()});
         ec.clear();
       }
     }
+    // In path order, as the files are, whatever order the folder lists them in.
+    std::stable_sort(unreadable.begin(), unreadable.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.file < b.file; });
+    for (auto& d : unreadable) diags.push_back(std::move(d));
     std::sort(found.begin(), found.end());
     for (auto& f : found) out.push_back({f.string(), f, false});
   }
