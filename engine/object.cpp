@@ -161,11 +161,7 @@ void identify(Object& o, Node root) {
   if (!api || !kind || api->empty() || kind->empty()) return;
   o.api_version = *api;
   o.gvk = parse_gvk(*api, *kind);
-  const auto md = member(root, "metadata");
-  if (!md) return;
-  if (auto n = string_at(*md, "name")) o.name = *n;
-  if (auto g = string_at(*md, "generateName")) o.generate_name = *g;
-  if (auto ns = string_at(*md, "namespace")) o.namespace_ = *ns;
+  read_metadata(o);
 }
 
 // An object reading node `root` of `doc`.
@@ -215,6 +211,14 @@ Object object_from_node(const std::shared_ptr<const PositionIndex>& doc, Positio
   o.doc_root = root;
   identify(o, o.root());
   return o;
+}
+
+void read_metadata(Object& o) {
+  const auto md = member(o.root(), "metadata");
+  if (!md) return;
+  if (auto n = string_at(*md, "name")) o.name = *n;
+  if (auto g = string_at(*md, "generateName")) o.generate_name = *g;
+  if (auto ns = string_at(*md, "namespace")) o.namespace_ = *ns;
 }
 
 bool is_dns1123_label(std::string_view s) {

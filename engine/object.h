@@ -149,6 +149,9 @@ struct Object {
 // with engine::parse_json_document): identity from apiVersion, kind and metadata; no positions.
 [[nodiscard]] Object object_from_node(const std::shared_ptr<const PositionIndex>& doc, PositionIndex::NodeId root,
                                       SourceRef source = nullptr);
+// Reads the object's name, generateName and namespace from its metadata (object_from_node does,
+// for an object with apiVersion and kind; the webhook, for one whose TypeMeta is request.kind).
+void read_metadata(Object& o);
 // An object of a JSON value (the API server's, a test's): it keeps a document made of the value
 // (PositionIndex::from_json), not the value; no positions.
 [[nodiscard]] Object object_from_json(const json& body, SourceRef source = nullptr);

@@ -125,11 +125,7 @@ engine::Object to_object(engine::Node body, const Review& r) {
       o.gvk = engine::parse_gvk(o.api_version, k);
       // The identity the loader reads only beside a TypeMeta (exclusions by name, the state's
       // replace and remove go by it).
-      if (const engine::Node md = engine::member(body, "metadata"); md.is_object()) {
-        if (auto n = engine::string_at(md, "name")) o.name = *n;
-        if (auto gn = engine::string_at(md, "generateName")) o.generate_name = *gn;
-        if (auto ns = engine::string_at(md, "namespace")) o.namespace_ = *ns;
-      }
+      engine::read_metadata(o);
     }
   }
   if (o.namespace_.empty() && !o.cluster_scoped()) o.namespace_ = r.namespace_;
