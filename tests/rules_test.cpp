@@ -324,6 +324,28 @@ TEST_CASE("messages that gather several quotas or LimitRanges of a namespace") {
   CHECK(std::count_if(lr.begin(), lr.end(), [](const std::string& m) { return m.find("in namespace team-b") != std::string::npos; }) == 1);
 }
 
+TEST_CASE("gpu-request-limit-mismatch shows a quantity past int64 as written, not capped") {
+  test::LintOptions o;
+  o.only_rules = {"gpu-request-limit-mismatch"};
+  auto messages = [&](const std::string& resources) {
+    std::vector<std::string> out;
+    for (const auto& f : test::lint("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                                    "  - name: c\n    image: i\n    resources: " + resources + "\n", o).findings)
+      out.push_back(f.message);
+    return out;
+  };
+  auto m = messages("{requests: {nvidia.com/gpu: \"1e19\"}}");
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].find("requests nvidia.com/gpu: 1e19 without a limit") != std::string::npos);
+  CHECK(m[0].find("set limits.nvidia.com/gpu to 1e19,") != std::string::npos);
+  m = messages("{requests: {nvidia.com/gpu: 20000000000000000000}, limits: {nvidia.com/gpu: 2}}");
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].find("request 20000000000000000000 differs from its limit 2;") != std::string::npos);
+  m = messages("{requests: {nvidia.com/gpu: 9223372036854775806}}");  // in range: canonical
+  REQUIRE(m.size() == 1);
+  CHECK(m[0].find("set limits.nvidia.com/gpu to 9223372036854775806,") != std::string::npos);
+}
+
 TEST_CASE("limitrange-gpu-default-injection names the first three affected workloads on the LimitRange") {
   std::string yaml =
       "apiVersion: v1\nkind: LimitRange\nmetadata: {name: defaults, namespace: team-a}\n"

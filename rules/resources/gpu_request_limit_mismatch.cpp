@@ -1,6 +1,7 @@
 // gpu-request-limit-mismatch: GPU requests and limits the API server rejects.
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "engine/quantity.h"
@@ -101,6 +102,13 @@ spec:
     return std::nullopt;
   }
 
+  // A quantity as a message shows it: its canonical text or, past int64 (where it is held capped),
+  // as it is written.
+  static std::string shown(const Quantity& q, Node written) {
+    if (q != Quantity::from_int(std::numeric_limits<int64_t>::max())) return q.to_string();
+    return written.is_string() ? std::string(written.str()) : brief(written);
+  }
+
   void check_container(const Container& c, CheckContext& ctx) const {
     const Node res = member(c.body, "resources");
     if (!res.is_object()) return;
@@ -140,16 +148,16 @@ spec:
           fix = patch_of(limits ? patch_op("add", lptr(), rq.to_json())
                                 : patch_op("add", c.pointer + "/resources/limits", missing()));
         ctx.report(rptr(),
-                   describe(c) + " requests " + name + ": " + rq_q->to_string() +
+                   describe(c) + " requests " + name + ": " + shown(*rq_q, rq) +
                        " without a limit; the API server rejects the pod (\"Limit must be set for non overcommitable "
-                       "resources\"): set limits." + name + " to " + rq_q->to_string() + ", or give only the limit",
+                       "resources\"): set limits." + name + " to " + shown(*rq_q, rq) + ", or give only the limit",
                    std::move(fix));
         continue;
       }
       if (rq_q && lm_q && *rq_q != *lm_q) {
         const std::string name(name_view);
-        ctx.report(rptr(), describe(c) + ": " + name + " request " + rq_q->to_string() + " differs from its limit " +
-                               lm_q->to_string() + "; GPUs cannot be overcommitted and the API server rejects the pod (\"must be equal to " +
+        ctx.report(rptr(), describe(c) + ": " + name + " request " + shown(*rq_q, rq) + " differs from its limit " +
+                               shown(*lm_q, lm) + "; GPUs cannot be overcommitted and the API server rejects the pod (\"must be equal to " +
                                name + " limit\")");
       }
     }
