@@ -153,7 +153,7 @@ std::vector<MigGpu> parse_mig_gpus(const json& list, std::vector<std::pair<std::
     };
     strings("deviceIDs", gpu.device_ids, true);
     strings("products", gpu.products, false);
-    auto small_int = [&](const json& obj, std::string_view key, int lo, int hi, std::string ptr, int& dst, bool required) {
+    auto small_int = [&](const json& obj, std::string_view key, int lo, int hi, const std::string& ptr, int& dst, bool required) {
       const json* v = member(obj, key);
       if (!v) {
         if (required) problem(ptr, std::string(key) + ": required");
@@ -348,6 +348,7 @@ MigFit mig_fit(const MigGpu& gpu, const std::vector<MigRequest>& request) {
     return inst[a]->name < inst[b]->name;
   });
   std::vector<const MigProfile*> sorted;
+  sorted.reserve(order.size());
   for (size_t i : order) sorted.push_back(inst[i]);
   Search s{sorted, std::vector<int>(sorted.size(), 0)};
   if (s.place(0, 0) || s.exhausted) {  // an exhausted search is no proof: say it fits
