@@ -155,8 +155,11 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
         i += 4;
         break;
       }
-      default: return fail(i, "invalid escape \\" + (e == '\0' || static_cast<unsigned char>(e) >= 0x80 ? found(text_, i + 1) : std::string(1, e)) +
-                                  " (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+      default: {
+        const auto u = static_cast<unsigned char>(e);
+        return fail(i, "invalid escape \\" + (u <= 0x20 || u >= 0x7F ? " followed by " + found(text_, i + 1) : std::string(1, e)) +
+                           " (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
+      }
     }
     i += 2;
   }
@@ -230,16 +233,18 @@ bool JsonStream::scalar(BlockEvents& out) {
   return true;
 }
 
-JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth) {
+JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth, size_t max_bytes) {
   out.clear();
   if (!error_.message.empty()) return Next::error;
   skip_space();
   if (p_ >= text_.size()) return Next::end;
   if (text_.size() > std::numeric_limits<uint32_t>::max()) {
     fail(p_, "text over 4 GiB");
+    error_.over_limit = true;
     return Next::error;
   }
   value_begin_ = p_;
+  locate(p_, value_line_, value_col_);
   enum class Want : uint8_t { value, value_or_close, key, key_or_close, colon, comma_or_close };
   std::string open;  // the containers open: '{' or '['
   Want want = Want::value;
@@ -251,6 +256,11 @@ JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth) {
   };
   for (;;) {
     skip_space();
+    if (p_ - value_begin_ > max_bytes) {
+      error_ = {value_line_, value_col_,
+                "the value that starts here is longer than the limit of " + std::to_string(max_bytes) + " bytes", true};
+      return Next::error;
+    }
     if (p_ >= text_.size()) {
       fail(p_, open.empty() ? "expected a value, found the end of the text"
                             : std::string("the text ends inside ") + (open.back() == '{' ? "an object" : "an array") +

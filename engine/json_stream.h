@@ -6,7 +6,7 @@
 //
 // It reads JSON as RFC 8259 and nlohmann (the webhook's reader, engine/json_parse.h) do, not as
 // YAML: surrogate-pair escapes make one character, raw DEL and U+0085 stay what they are, a key
-// may be of any length, and numbers are JSON's (a number too large for a double is an error). Like
+// has no 1,024-character limit, and numbers are JSON's (a number too large for a double is an error). Like
 // nlohmann it refuses a lone surrogate and ill-formed UTF-8, and skips a UTF-8 byte order mark.
 // Like Go's json.Decoder (kubectl), it reads a stream of values: objects and arrays may follow one
 // another directly, other values need white space between them. tests/unit/json_stream_test.cpp
@@ -33,18 +33,21 @@ class JsonStream {
   // Reads the next top-level value. Scalar events are strings (plain = false: a key, or a string
   // value) or the text of a number, `true`, `false` or `null` (plain = true). Lines and columns
   // are 0-based from the start of the text; columns count characters, as libyaml's do. Containers
-  // nested deeper than `max_depth` are an error.
-  Next next(BlockEvents& out, uint32_t max_depth);
+  // nested deeper than `max_depth` are an error, and so is a value longer than `max_bytes` (told
+  // as soon as it is read past, so its events never hold more).
+  Next next(BlockEvents& out, uint32_t max_depth, size_t max_bytes);
 
   struct Error {
     uint32_t line = 0;  // 0-based
     uint32_t col = 0;
     std::string message;
+    bool over_limit = false;  // the value is longer than max_bytes (or the text than 4 GiB)
   };
   [[nodiscard]] const Error& error() const { return error_; }
-  // Byte offsets of the last value read.
+  // Byte offset, line and column (0-based) where the last value read, or refused, starts.
   [[nodiscard]] size_t value_begin() const { return value_begin_; }
-  [[nodiscard]] size_t value_end() const { return p_; }
+  [[nodiscard]] uint32_t value_line() const { return value_line_; }
+  [[nodiscard]] uint32_t value_col() const { return value_col_; }
 
  private:
   void skip_space();
@@ -61,6 +64,7 @@ class JsonStream {
   size_t col_at_ = 0;  // byte offset up to which col_ counts
   uint32_t col_ = 0;
   size_t value_begin_ = 0;
+  uint32_t value_line_ = 0, value_col_ = 0;
   Error error_;
 };
 

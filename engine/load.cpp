@@ -137,12 +137,14 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
 }
 
 Syntax input_syntax(std::string_view name, std::string_view text) {
+  // UTF-16 (a byte order mark; what Windows PowerShell 5 writes): libyaml decodes it, JSON is UTF-8.
+  if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF")) return Syntax::yaml;
   std::string ext = fs::path(name).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".json") return Syntax::json;
   if (ext == ".yaml" || ext == ".yml") return Syntax::yaml;
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  const size_t first = text.find_first_not_of(" \t\r\n");
+  const size_t first = text.find_first_not_of(" \t\r\n\v\f");
   return first != std::string_view::npos && text[first] == '{' ? Syntax::json : Syntax::yaml;
 }
 
@@ -150,17 +152,16 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
                    const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags, uint32_t first_line,
                    uint32_t first_document, Syntax syntax) {
   std::string name = source ? source->path : std::string();
-  return (syntax == Syntax::json ? load_json_stream : load_yaml_stream)(
-      text, name, options.yaml,
-      [&](YamlDocument&& doc) {
-        std::vector<Object> objects;
-        objects_from_document(doc.positions, doc.start, source, first_document + doc.index, objects, diags);
-        // Only the objects hold the document now: the evaluation compacts a kept object's document
-        // when nothing else shares it.
-        doc.positions.reset();
-        for (auto& o : objects) on_object(std::move(o));
-      },
-      diags, first_line);
+  auto on_document = [&](YamlDocument&& doc) {
+    std::vector<Object> objects;
+    objects_from_document(doc.positions, doc.start, source, first_document + doc.index, objects, diags);
+    // Only the objects hold the document now: the evaluation compacts a kept object's document
+    // when nothing else shares it.
+    doc.positions.reset();
+    for (auto& o : objects) on_object(std::move(o));
+  };
+  return syntax == Syntax::json ? load_json_stream(text, name, options.yaml, on_document, diags, first_line)
+                                : load_yaml_stream(text, name, options.yaml, on_document, diags, first_line);
 }
 
 namespace {

@@ -38,10 +38,12 @@ struct Input {
 void load_input(const Input& input, uint32_t index, const LoadOptions& options,
                 const std::function<void(Object&&)>& on_object, std::vector<Diagnostic>& diags);
 
-// How an input is read: as YAML (engine/yaml_load.h), or as JSON (engine/json_stream.h): a
-// *.json file, and, as kubectl decides, any other input but a *.yaml or *.yml file (stdin, a file
-// named otherwise) whose first character other than white space is '{'. `name` is the input's
-// path ("<stdin>" for stdin).
+// How an input is read: as YAML (engine/yaml_load.h), or as JSON (engine/json_stream.h,
+// load_json_stream: what is not JSON from some value on is read as YAML from there): a *.json
+// file, and, as kubectl decides, any other input but a *.yaml or *.yml file (stdin, a file named
+// otherwise) whose first character other than ASCII white space (and a UTF-8 byte order mark)
+// is '{'. UTF-16 text (with its byte order mark) is YAML's: libyaml decodes it. `name` is the
+// input's path ("<stdin>" for stdin).
 enum class Syntax : uint8_t { yaml, json };
 [[nodiscard]] Syntax input_syntax(std::string_view name, std::string_view text);
 

@@ -27,7 +27,8 @@ struct BlockEvent {
   Kind kind = Kind::scalar;
   bool plain = false;  // a plain scalar (resolved by YAML 1.1 rules); else quoted or literal: a string
   bool owned = false;  // its text is in BlockEvents::arena, else in the document's text
-  uint32_t line = 0;   // where it starts, 0-based from the document's first line (libyaml's marks)
+  uint32_t line = 0;   // where it starts, 0-based from the document's first line (libyaml's marks;
+                       // engine/json_stream.h's: from the text's first line)
   uint32_t col = 0;    // 0-based
   uint32_t offset = 0; // a scalar's text
   uint32_t size = 0;
@@ -35,7 +36,7 @@ struct BlockEvent {
 
 struct BlockEvents {
   std::vector<BlockEvent> events;
-  std::string arena;  // the text of literal block scalars
+  std::string arena;  // the text of literal block scalars (and of JSON strings with escapes)
 
   [[nodiscard]] std::string_view text(const BlockEvent& e, std::string_view document) const {
     return (e.owned ? std::string_view(arena) : document).substr(e.offset, e.size);

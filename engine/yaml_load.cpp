@@ -1218,29 +1218,17 @@ uint32_t load_yaml_stream(std::string_view text, std::string_view file, const Ya
 
 uint32_t load_json_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
                           const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
-                          uint32_t first_line) {
+                          uint32_t first_line, bool yaml_after_json) {
   DocumentBuilder builder(limits, file, first_line, diagnostics);
   JsonStream stream(text);
   BlockEvents read;
   uint32_t doc_index = 0;
   for (;;) {
-    const JsonStream::Next next = stream.next(read, limits.max_depth);
+    const JsonStream::Next next = stream.next(read, limits.max_depth, limits.max_document_bytes);
     if (next == JsonStream::Next::end) return doc_index;
-    if (next == JsonStream::Next::error) {
-      const JsonStream::Error& e = stream.error();
-      diagnostics.push_back({Severity::error, std::string(file), Pos{first_line + e.line + 1, e.col + 1},
-                             "invalid JSON: " + e.message});
-      return doc_index + 1;
-    }
+    if (next == JsonStream::Next::error) break;
     YamlDocument doc;
     doc.index = doc_index++;
-    if (stream.value_end() - stream.value_begin() > limits.max_document_bytes) {
-      const BlockEvent& first = read.events.front();
-      diagnostics.push_back({Severity::error, std::string(file), Pos{first_line + first.line + 1, first.col + 1},
-                             "document of " + std::to_string(stream.value_end() - stream.value_begin()) +
-                                 " bytes is over the limit of " + std::to_string(limits.max_document_bytes) + " bytes"});
-      continue;
-    }
     builder.start_document();
     for (const BlockEvent& e : read.events) {
       if (builder.failed()) break;
@@ -1256,6 +1244,35 @@ uint32_t load_json_stream(std::string_view text, std::string_view file, const Ya
     }
     if (builder.end_document(doc)) on_document(std::move(doc));
   }
+  // Not JSON from this value on. As kubectl's YAMLOrJSONDecoder does (since it reads streams that
+  // mix the two), the rest is read as YAML, from where the value starts: the characters of its
+  // line before it stand as spaces, so that columns stay. If that is not YAML either, the JSON
+  // error is the one reported, and the rest is not read.
+  const JsonStream::Error& error = stream.error();
+  std::vector<YamlDocument> docs;
+  std::vector<Diagnostic> yaml_errors;
+  uint32_t used = 0;
+  if (yaml_after_json && !error.over_limit) {
+    std::string rest(stream.value_col(), ' ');
+    rest.append(text.substr(stream.value_begin()));
+    used = load_yaml_stream(rest, file, limits, [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, yaml_errors,
+                            first_line + stream.value_line());
+  }
+  // kubectl decodes each document into an object: a YAML scalar or sequence fails as the JSON did.
+  const bool objects = std::all_of(docs.begin(), docs.end(), [](const YamlDocument& d) {
+    return d.positions->type(d.positions->root()) == PositionIndex::Type::mapping;
+  });
+  if (error.over_limit || !yaml_errors.empty() || docs.empty() || !objects) {
+    diagnostics.push_back({Severity::error, std::string(file), Pos{first_line + error.line + 1, error.col + 1},
+                           "invalid JSON: " + error.message});
+    return doc_index + 1;
+  }
+  for (auto& d : yaml_errors) diagnostics.push_back(std::move(d));
+  for (auto& d : docs) {
+    d.index += doc_index;
+    on_document(std::move(d));
+  }
+  return doc_index + used;
 }
 
 }  // namespace gpuguard::engine

@@ -59,11 +59,14 @@ uint32_t load_yaml_stream(std::string_view text, std::string_view file, const Ya
                           uint32_t first_line = 0);
 
 // The same for a JSON text (engine/json_stream.h): each top-level value of the stream is a
-// document, read as JSON, not as YAML. The first syntax error is reported with its position and
-// ends the stream (JSON has no document markers to go on from); the documents before it are kept.
+// document, read as JSON, not as YAML. From a value that is not JSON on, the rest is read as YAML,
+// as kubectl's YAMLOrJSONDecoder does (a flow mapping `{kind: Pod}` on stdin, JSON objects followed
+// by YAML documents). If the rest is not YAML objects either, the JSON error is reported with its
+// position and ends the stream; the documents before it are kept.
+// `yaml_after_json` false: JSON only (the tests hold it to nlohmann).
 uint32_t load_json_stream(std::string_view text, std::string_view file, const YamlLimits& limits,
                           const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
-                          uint32_t first_line = 0);
+                          uint32_t first_line = 0, bool yaml_after_json = true);
 
 // Plain-scalar resolution as go-yaml v2 does it (exposed for tests).
 enum class ScalarType : uint8_t { null, boolean, integer, floating, string, merge };

@@ -97,10 +97,16 @@ TEST_CASE("JSON on stdin, as `kubectl get -o json` and `-w -o json` print it: re
     }
   CHECK(second);
   // A syntax error: its place, exit 2, the object before it still linted.
-  r = test::run({"lint", "--no-config", "--color", "never", "-"}, named("a") + "{\"kind\": \"Pod\",}\n");
+  r = test::run({"lint", "--no-config", "--color", "never", "-"}, named("a") + "{\"kind\": \"Pod\" \"x\"}\n");
   CHECK(r.exit_code == 2);
-  CHECK(r.out.find("<stdin>:7:16: error: invalid JSON: expected a string key after ','") != std::string::npos);
+  CHECK(r.out.find("<stdin>:7:16: error: invalid JSON: expected ',' or '}' after an object member, found '\"'") != std::string::npos);
   CHECK(r.out.find("<stdin>:5:32: error: container \"c\"") != std::string::npos);
+  // YAML that starts with '{' (a flow mapping) is read as YAML, as kubectl reads it.
+  r = test::run({"lint", "--no-config", "--color", "never", "-"},
+                "{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: c, image: i, "
+                "resources: {requests: {nvidia.com/gpu: 1}}}]}}\n");
+  CHECK(r.exit_code == 1);
+  CHECK(r.out.find("<stdin>:1:113: error: container \"c\"") != std::string::npos);
 }
 
 TEST_CASE("--format json") {

@@ -24,10 +24,11 @@ struct Loaded {
   uint32_t indices = 0;
 };
 
-Loaded load(std::string_view text, uint32_t first_line = 0) {
+// As JSON only (`yaml` false), or as lint reads it: the rest as YAML from a value that is not JSON.
+Loaded load(std::string_view text, uint32_t first_line = 0, bool yaml = false) {
   Loaded l;
   l.indices = load_json_stream(text, "t.json", YamlLimits{}, [&](YamlDocument&& d) { l.docs.push_back(std::move(d)); },
-                               l.diags, first_line);
+                               l.diags, first_line, yaml);
   return l;
 }
 
@@ -154,6 +155,8 @@ TEST_CASE("errors name the place and what is wrong; the values before an error a
       {"{\"a\": \"\\ud83d\"}", {1, 8}, "a high surrogate"},
       {"{\"a\": \"\\ude00\"}", {1, 8}, "a low surrogate"},
       {"{\"a\": \"\\q\"}", {1, 8}, "invalid escape \\q"},
+      {"{\"a\": \"x\\\n\"}", {1, 9}, "invalid escape \\ followed by byte 0x0A"},
+      {"{\"a\": \"x\\\x1b[31m\"}", {1, 9}, "invalid escape \\ followed by byte 0x1B"},
       {"{\"\xc3\xa9\": \"\xff\"}", {1, 8}, "ill-formed UTF-8 (byte 0xFF) inside a string"},
       {"{\"a\": 1e999}", {1, 7}, "number 1e999 is too large for a double"},
       {"{\"a\": 01}", {1, 8}, "found '1'"},
@@ -174,11 +177,29 @@ TEST_CASE("errors name the place and what is wrong; the values before an error a
     CHECK(l.diags[0].message.starts_with("invalid JSON: "));
     CHECK(message(l).find(c.says) != std::string::npos);
   }
-  // The objects before the error are read; the error ends the stream.
-  const Loaded l = load("{\"a\": 1}\n{\"b\": 2}\n{\"c\": }\n{\"d\": 4}\n");
-  CHECK(l.docs.size() == 2);
-  REQUIRE(l.diags.size() == 1);
-  CHECK(l.diags[0].pos == Pos{3, 7});
+  // The objects before the error are read; the error ends the stream (as JSON, and when the rest
+  // is not YAML either: two flow mappings in one document).
+  for (bool yaml : {false, true}) {
+    const Loaded l = load("{\"a\": 1}\n{\"b\": 2}\n{\"c\": }\n{\"d\": 4}\n", 0, yaml);
+    CHECK(l.docs.size() == 2);
+    CHECK(l.indices == 3);
+    REQUIRE(l.diags.size() == 1);
+    CHECK(l.diags[0].pos == Pos{3, 7});
+  }
+  // A value longer than the document limit is refused as soon as it is read past, at its start,
+  // holding no more than the limit's events; it is not read as YAML.
+  YamlLimits tight;
+  tight.max_document_bytes = 64;
+  std::vector<Diagnostic> over;
+  size_t kept = 0;
+  std::string list = "[";
+  for (int i = 0; i < 5000; ++i) list += i ? ",0" : "0";
+  list += "]";
+  load_json_stream("{}\n  " + list, "t.json", tight, [&](YamlDocument&&) { ++kept; }, over);
+  CHECK(kept == 1);
+  REQUIRE(over.size() == 1);
+  CHECK(over[0].pos == Pos{2, 3});
+  CHECK(over[0].message == "invalid JSON: the value that starts here is longer than the limit of 64 bytes");
   // Too deep: the limit, at the bracket that passes it.
   const Loaded deep = load(std::string(300, '[') + std::string(300, ']'));
   CHECK(deep.docs.empty());
@@ -194,6 +215,40 @@ TEST_CASE("errors name the place and what is wrong; the values before an error a
   CHECK(docs == 0);
   REQUIRE(diags.size() == 1);
   CHECK(diags[0].pos == Pos{1, 7});
+}
+
+TEST_CASE("what is not JSON from some value on is read as YAML from there, as kubectl does") {
+  // A flow mapping: YAML, not JSON.
+  Loaded l = load("{apiVersion: v1, kind: Pod, metadata: {name: p}}\n", 0, true);
+  CHECK(l.diags.empty());
+  REQUIRE(l.docs.size() == 1);
+  CHECK(l.docs[0].body()["metadata"]["name"] == "p");
+  CHECK(l.docs[0].positions->resolve("/metadata/name") == Pos{1, 40});
+  // JSON objects, then YAML documents: indices and lines go on.
+  l = load("{\"kind\": \"A\"} {\"kind\": \"B\"} {kind: C}\n---\nkind: D\nx: [1,]\n", 5, true);
+  CHECK(l.diags.empty());
+  REQUIRE(l.docs.size() == 4);
+  CHECK(l.indices == 4);
+  CHECK(l.docs[2].index == 2);
+  CHECK(l.docs[2].body()["kind"] == "C");
+  CHECK(l.docs[2].start == Pos{6, 29});  // its column on the line the JSON objects share
+  CHECK(l.docs[3].index == 3);
+  CHECK(l.docs[3].positions->resolve("/x") == Pos{9, 1});
+  // A trailing comma: YAML takes it.
+  l = load("{\"a\": [1, 2,]}", 0, true);
+  CHECK(l.diags.empty());
+  REQUIRE(l.docs.size() == 1);
+  // Neither JSON nor YAML objects: the JSON error. A comment after an object is a YAML scalar, a
+  // control character neither.
+  l = load("{\"a\": 1}\n// done\n", 0, true);
+  CHECK(l.docs.size() == 1);
+  REQUIRE(l.diags.size() == 1);
+  CHECK(l.diags[0].pos == Pos{2, 1});
+  CHECK(l.diags[0].message == "invalid JSON: expected a value, found '/'");
+  l = load("{\"a\": \"x\x01\"}", 0, true);
+  CHECK(l.docs.empty());
+  REQUIRE(l.diags.size() == 1);
+  CHECK(l.diags[0].message.starts_with("invalid JSON: control character U+0001"));
 }
 
 TEST_CASE("every JSON file of the tests, the examples and the corpus reads as nlohmann reads it") {
@@ -238,6 +293,9 @@ TEST_CASE("which inputs are JSON: *.json, and any other input but *.yaml/*.yml t
   CHECK(input_syntax("<stdin>", "# {\n{a: 1}") == Syntax::yaml);
   CHECK(input_syntax("pod.yaml", "{\"kind\": \"Pod\"}") == Syntax::yaml);
   CHECK(input_syntax("pod.YML", "{}") == Syntax::yaml);
+  CHECK(input_syntax("<stdin>", "\f\v {}") == Syntax::json);
+  CHECK(input_syntax("pod.json", "\xff\xfe{\0}\0") == Syntax::yaml);  // UTF-16: libyaml decodes it
+  CHECK(input_syntax("<stdin>", "\xfe\xff\0{\0}") == Syntax::yaml);
 
   // Through load_text: a surrogate pair in a .json file is one character, in YAML an error.
   const std::string text = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a":"\ud83d\ude80"}}})";
