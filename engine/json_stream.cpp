@@ -78,8 +78,8 @@ bool JsonStream::fail(size_t at, std::string message) {
 }
 
 // The string that starts at p_ (its opening quote): a view into the text when it has no escapes,
-// else decoded into `out.arena`.
-bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_t& size) {
+// else decoded into scratch_.
+bool JsonStream::string(std::string_view& out) {
   const size_t start = p_ + 1;
   size_t i = start;
   auto check = [&](size_t at) -> size_t {  // length of the character at `at`, 0 after a failure
@@ -101,9 +101,7 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
     if (i >= text_.size()) return fail(p_, "the string that starts here is not closed");
     const char c = text_[i];
     if (c == '"') {
-      owned = false;
-      offset = static_cast<uint32_t>(start);
-      size = static_cast<uint32_t>(i - start);
+      out = text_.substr(start, i - start);
       p_ = i + 1;
       return true;
     }
@@ -112,10 +110,8 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
     if (len == 0) return false;
     i += len;
   }
-  // Escapes: the string is decoded into the arena.
-  owned = true;
-  offset = static_cast<uint32_t>(out.arena.size());
-  out.arena.append(text_.substr(start, i - start));
+  // Escapes: the string is decoded into scratch_.
+  scratch_.assign(text_.substr(start, i - start));
   for (;;) {
     if (i >= text_.size()) return fail(p_, "the string that starts here is not closed");
     const char c = text_[i];
@@ -123,21 +119,21 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
     if (c != '\\') {
       const size_t len = check(i);
       if (len == 0) return false;
-      out.arena.append(text_.substr(i, len));
+      scratch_.append(text_.substr(i, len));
       i += len;
       continue;
     }
     if (i + 1 >= text_.size()) return fail(p_, "the string that starts here is not closed");
     const char e = text_[i + 1];
     switch (e) {
-      case '"': out.arena += '"'; break;
-      case '\\': out.arena += '\\'; break;
-      case '/': out.arena += '/'; break;
-      case 'b': out.arena += '\b'; break;
-      case 'f': out.arena += '\f'; break;
-      case 'n': out.arena += '\n'; break;
-      case 'r': out.arena += '\r'; break;
-      case 't': out.arena += '\t'; break;
+      case '"': scratch_ += '"'; break;
+      case '\\': scratch_ += '\\'; break;
+      case '/': scratch_ += '/'; break;
+      case 'b': scratch_ += '\b'; break;
+      case 'f': scratch_ += '\f'; break;
+      case 'n': scratch_ += '\n'; break;
+      case 'r': scratch_ += '\r'; break;
+      case 't': scratch_ += '\t'; break;
       case 'u': {
         const int32_t unit = hex4(text_, i + 2);
         if (unit < 0) return fail(i, "\\u must be followed by four hex digits");
@@ -151,7 +147,7 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
           cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<uint32_t>(low) - 0xDC00);
           i += 6;
         }
-        append_utf8(out.arena, cp);
+        append_utf8(scratch_, cp);
         i += 4;
         break;
       }
@@ -163,7 +159,7 @@ bool JsonStream::string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_
     }
     i += 2;
   }
-  size = static_cast<uint32_t>(out.arena.size() - offset);
+  out = scratch_;
   p_ = i + 1;
   return true;
 }
@@ -207,14 +203,15 @@ bool JsonStream::number(size_t& end) {
 }
 
 // A string, number or literal at p_, as a scalar event.
-bool JsonStream::scalar(BlockEvents& out) {
+bool JsonStream::scalar(Sink& sink) {
   BlockEvent ev;
   ev.kind = BlockEvent::Kind::scalar;
   locate(p_, ev.line, ev.col);
   const char c = text_[p_];
   if (c == '"') {
-    if (!string(out, ev.owned, ev.offset, ev.size)) return false;
-    out.events.push_back(ev);
+    std::string_view value;
+    if (!string(value)) return false;
+    sink.event(ev, value);
     return true;
   }
   size_t end = p_;
@@ -226,15 +223,12 @@ bool JsonStream::scalar(BlockEvents& out) {
     if (end == p_) return fail(p_, "expected a value, found " + found(text_, p_));
   }
   ev.plain = true;
-  ev.offset = static_cast<uint32_t>(p_);
-  ev.size = static_cast<uint32_t>(end - p_);
-  out.events.push_back(ev);
+  sink.event(ev, text_.substr(p_, end - p_));
   p_ = end;
   return true;
 }
 
-JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth, size_t max_bytes) {
-  out.clear();
+JsonStream::Next JsonStream::next(Sink& sink, uint32_t max_depth, size_t max_bytes) {
   if (!error_.message.empty()) return Next::error;
   skip_space();
   if (p_ >= text_.size()) return Next::end;
@@ -252,7 +246,7 @@ JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth, size_t m
     BlockEvent ev;
     ev.kind = kind;
     locate(p_, ev.line, ev.col);
-    out.events.push_back(ev);
+    sink.event(ev, {});
   };
   for (;;) {
     skip_space();
@@ -289,7 +283,7 @@ JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth, size_t m
           want = c == '{' ? Want::key_or_close : Want::value_or_close;
           continue;
         }
-        if (!scalar(out)) return Next::error;
+        if (!scalar(sink)) return Next::error;
         if (open.empty()) {
           // Go's decoder needs white space (or the end) after a top-level scalar.
           if (p_ < text_.size() && text_[p_] != ' ' && text_[p_] != '\t' && text_[p_] != '\n' && text_[p_] != '\r') {
@@ -311,7 +305,7 @@ JsonStream::Next JsonStream::next(BlockEvents& out, uint32_t max_depth, size_t m
                        ", found " + found(text_, p_));
           return Next::error;
         }
-        if (!scalar(out)) return Next::error;
+        if (!scalar(sink)) return Next::error;
         want = Want::colon;
         continue;
       case Want::colon:

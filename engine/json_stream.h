@@ -1,7 +1,7 @@
 #pragma once
 // A reader for JSON files and streams (`kubectl get -o json`, a manifest saved as .json, objects
 // written one after another as `kubectl get -w -o json` prints them): each top-level value as the
-// events engine/yaml_load.cpp builds documents from (engine/yaml_block.h's BlockEvents), with the
+// events engine/yaml_load.cpp builds documents from (engine/yaml_block.h's BlockEvent), with the
 // line and column where each starts, so a finding in a JSON file points where it is.
 //
 // It reads JSON as RFC 8259 and nlohmann (the webhook's reader, engine/json_parse.h) do, not as
@@ -30,12 +30,23 @@ class JsonStream {
     end,    // nothing but white space is left
     error,  // not JSON: error() says where and why; the stream cannot be read on
   };
-  // Reads the next top-level value. Scalar events are strings (plain = false: a key, or a string
-  // value) or the text of a number, `true`, `false` or `null` (plain = true). Lines and columns
-  // are 0-based from the start of the text; columns count characters, as libyaml's do. Containers
-  // nested deeper than `max_depth` are an error, and so is a value longer than `max_bytes` (told
-  // as soon as it is read past, so its events never hold more).
-  Next next(BlockEvents& out, uint32_t max_depth, size_t max_bytes);
+  // Where a value's events go as they are read (nothing holds the events of a whole value): a
+  // scalar's `text` is valid for the call; the other events have none.
+  class Sink {
+   public:
+    virtual void event(const BlockEvent& e, std::string_view text) = 0;
+
+   protected:
+    ~Sink() = default;
+  };
+
+  // Reads the next top-level value into `sink`. Scalar events are strings (plain = false: a key,
+  // or a string value) or the text of a number, `true`, `false` or `null` (plain = true); their
+  // `owned`, `offset` and `size` are not used. Lines and columns are 0-based from the start of the
+  // text; columns count characters, as libyaml's do. Containers nested deeper than `max_depth` are
+  // an error, and so is a value longer than `max_bytes` (told as soon as it is read past). After
+  // an error, the events given of the value are to be dropped.
+  Next next(Sink& sink, uint32_t max_depth, size_t max_bytes);
 
   struct Error {
     uint32_t line = 0;  // 0-based
@@ -54,9 +65,9 @@ class JsonStream {
   // Line and column of byte `at`, which is at or after the last one asked for on its line.
   void locate(size_t at, uint32_t& line, uint32_t& col);
   bool fail(size_t at, std::string message);
-  bool string(BlockEvents& out, bool& owned, uint32_t& offset, uint32_t& size);
+  bool string(std::string_view& out);
   bool number(size_t& end);
-  bool scalar(BlockEvents& out);
+  bool scalar(Sink& sink);
 
   std::string_view text_;
   size_t p_ = 0;
@@ -65,6 +76,7 @@ class JsonStream {
   uint32_t col_ = 0;
   size_t value_begin_ = 0;
   uint32_t value_line_ = 0, value_col_ = 0;
+  std::string scratch_;  // a string with escapes, decoded
   Error error_;
 };
 

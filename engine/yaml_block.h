@@ -36,7 +36,7 @@ struct BlockEvent {
 
 struct BlockEvents {
   std::vector<BlockEvent> events;
-  std::string arena;  // the text of literal block scalars (and of JSON strings with escapes)
+  std::string arena;  // the text of literal block scalars
 
   [[nodiscard]] std::string_view text(const BlockEvent& e, std::string_view document) const {
     return (e.owned ? std::string_view(arena) : document).substr(e.offset, e.size);

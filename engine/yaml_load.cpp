@@ -313,6 +313,7 @@ class DocumentBuilder {
 
   // Returns true and fills `doc` when the document has content (not empty, not null).
   bool end_document(YamlDocument& doc) {
+    if (!doc_) return false;  // no document started since the last ended
     if (error_) {
       diags_.push_back({Severity::error, std::string(file_), error_->pos, error_->message});
       return false;
@@ -1220,29 +1221,39 @@ uint32_t load_json_stream(std::string_view text, std::string_view file, const Ya
                           const std::function<void(YamlDocument&&)>& on_document, std::vector<Diagnostic>& diagnostics,
                           uint32_t first_line, bool yaml_after_json) {
   DocumentBuilder builder(limits, file, first_line, diagnostics);
-  JsonStream stream(text);
-  BlockEvents read;
-  uint32_t doc_index = 0;
-  for (;;) {
-    const JsonStream::Next next = stream.next(read, limits.max_depth, limits.max_document_bytes);
-    if (next == JsonStream::Next::end) return doc_index;
-    if (next == JsonStream::Next::error) break;
-    YamlDocument doc;
-    doc.index = doc_index++;
-    builder.start_document();
-    for (const BlockEvent& e : read.events) {
-      if (builder.failed()) break;
+  // The events go to the builder as they are read; a document is started at a value's first.
+  struct Feed final : JsonStream::Sink {
+    DocumentBuilder& builder;
+    uint32_t first_line;
+    bool started = false;
+    Feed(DocumentBuilder& b, uint32_t line) : builder(b), first_line(line) {}
+    void event(const BlockEvent& e, std::string_view text) override {
+      if (!started) {
+        builder.start_document();
+        started = true;
+      }
+      if (builder.failed()) return;
       const Pos pos{first_line + e.line + 1, e.col + 1};
       switch (e.kind) {
         // Numbers and literals are plain scalars: YAML 1.1 resolves every JSON number and literal
         // to the value JSON gives it (the tests compare the two).
-        case BlockEvent::Kind::scalar: builder.scalar(read.text(e, text), e.plain, "", nullptr, pos); break;
+        case BlockEvent::Kind::scalar: builder.scalar(text, e.plain, "", nullptr, pos); break;
         case BlockEvent::Kind::mapping: builder.start(true, nullptr, pos); break;
         case BlockEvent::Kind::sequence: builder.start(false, nullptr, pos); break;
         case BlockEvent::Kind::end: builder.end(); break;
       }
     }
-    if (builder.end_document(doc)) on_document(std::move(doc));
+  } feed(builder, first_line);
+  JsonStream stream(text);
+  uint32_t doc_index = 0;
+  for (;;) {
+    feed.started = false;
+    const JsonStream::Next next = stream.next(feed, limits.max_depth, limits.max_document_bytes);
+    if (next == JsonStream::Next::end) return doc_index;
+    if (next == JsonStream::Next::error) break;
+    YamlDocument doc;
+    doc.index = doc_index++;
+    if (feed.started && builder.end_document(doc)) on_document(std::move(doc));  // a value has an event
   }
   // Not JSON from this value on. As kubectl's YAMLOrJSONDecoder does (since it reads streams that
   // mix the two), the rest is read as YAML, from where the value starts: the characters of its
