@@ -376,6 +376,11 @@ class DocumentBuilder {
 
   bool count_node(Pos pos, size_t n, bool from_alias) {
     nodes_ += n;
+    if (nodes_ > limits_.max_document_nodes) {
+      fail(pos, "the document has more than " + std::to_string(limits_.max_document_nodes) +
+                    " keys and values (aliases' copies counted): a limit that bounds its memory");
+      return false;
+    }
     if (!from_alias) return true;  // a node written out only raises the budget
     alias_nodes_ += n;
     size_t own = nodes_ - alias_nodes_;

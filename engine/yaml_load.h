@@ -33,6 +33,11 @@ struct YamlLimits {
   size_t max_document_bytes = 256u << 20;      // one document (a `kubectl get -o yaml` List)
   size_t alias_node_budget = 100'000;          // nodes that aliases may add to a document...
   size_t alias_node_ratio = 10;                // ...plus this many per node written out
+  // Keys and values of one document, written out or copied by aliases. A value is a node of 48
+  // bytes, so this bounds a document's nodes to 768 MiB. `kubectl get -o yaml` and `-o json`
+  // write 15-26 bytes of text per key or value, so a List within max_document_bytes stays about
+  // within it; text dense with tiny scalars (`[0,0,...]`: 24 times its size in nodes) is refused.
+  size_t max_document_nodes = 16u << 20;
   // Documents in the block style of manifests are read by engine/yaml_block.h's reader, which
   // gives libyaml's events faster; the rest by libyaml. Off: every document by libyaml (the tests
   // compare the two).

@@ -75,6 +75,43 @@ TEST_CASE("hostile inputs: an error with a position each, exit 2, the rest still
   MESSAGE("peak RSS of gpuguard lint over the hostile corpus: " << ru.ru_maxrss / 1024 << " MiB");
 }
 
+TEST_CASE("a document dense with tiny values is refused at the node limit, memory bounded") {
+  // 17 M zeros in one array (34 MB), with a good file beside it. Unbounded, 16 Mi nodes are 768 MiB,
+  // and with the halves the node array grew through (kept by jemalloc for reuse) the run peaked at
+  // 1.6 GiB (a review measured 8.5 GB for a 300 MB one before the limit). After the test above,
+  // whose bound on its children's peak RSS this one's would pass. Not under the sanitizers, whose
+  // shadow memory makes a bound of this size meaningless.
+  if (test::kSanitized) return;
+  test::TempDir dir;
+  {
+    std::ofstream dense(dir.path() / "dense.json", std::ios::binary);
+    dense << "[0";
+    const std::string chunk = [] {
+      std::string c;
+      for (int i = 0; i < (1 << 16); ++i) c += ",0";
+      return c;
+    }();
+    for (int i = 0; i < 260; ++i) dense << chunk;
+    dense << "]";
+  }
+  fs::copy_file(test::source_dir() / "tests" / "hostile" / "good.yaml", dir.path() / "good.yaml");
+  auto r = test::run({"lint", "--no-config", "--format", "json", dir.path().string()});
+  CHECK(r.exit_code == 2);
+  const json doc = json::parse(r.out, nullptr, false);
+  REQUIRE(doc.is_object());
+  REQUIRE(doc["diagnostics"].size() == 1);
+  CHECK(doc["diagnostics"][0]["message"].get<std::string>().starts_with("the document has more than 16777216 keys and values"));
+  CHECK(doc["diagnostics"][0]["line"] == json(1));
+  bool good_linted = false;
+  for (const auto& f : doc["findings"])
+    if (fs::path(f.value("file", "")).filename() == "good.yaml") good_linted = true;
+  CHECK(good_linted);
+  struct rusage ru {};
+  getrusage(RUSAGE_CHILDREN, &ru);
+  CHECK_MESSAGE(ru.ru_maxrss < 2048 * 1024, "peak RSS of a child: " << ru.ru_maxrss / 1024 << " MiB");
+  MESSAGE("peak RSS of gpuguard lint over 17 M zeros: " << ru.ru_maxrss / 1024 << " MiB");
+}
+
 TEST_CASE("counts at the edges of int64: linted without overflow, saturating") {
   // tests/extreme/: the sanitizer build stops on a signed overflow; here each file lints as a
   // whole cluster (the cross-object rules count too) and templates are mutated.

@@ -251,6 +251,44 @@ TEST_CASE("what is not JSON from some value on is read as YAML from there, as ku
   CHECK(l.diags[0].message.starts_with("invalid JSON: control character U+0001"));
 }
 
+TEST_CASE("a document's keys and values are bounded, in YAML (both readers) and JSON, aliases' copies counted") {
+  YamlLimits limits;
+  limits.max_document_nodes = 1000;
+  auto first_error = [&](const std::string& text, bool json) {
+    std::vector<Diagnostic> diags;
+    size_t docs = 0;
+    auto count = [&](YamlDocument&&) { ++docs; };
+    if (json) load_json_stream(text, "t.json", limits, count, diags);
+    else load_yaml_stream(text, "t.yaml", limits, count, diags);
+    return std::make_pair(docs, diags.empty() ? Diagnostic{} : diags[0]);
+  };
+  std::string block = "items:\n", flow = "[", json_list = "[";
+  for (int i = 0; i < 2000; ++i) {
+    block += "- 0\n";
+    flow += i ? ", 0" : "0";
+    json_list += i ? ",0" : "0";
+  }
+  flow += "]\n";
+  json_list += "]";
+  for (const auto& [text, json] : {std::pair{block, false}, std::pair{flow, false}, std::pair{json_list, true}}) {
+    const auto [docs, d] = first_error(text, json);
+    CHECK(docs == 0);
+    CHECK(d.message == "the document has more than 1000 keys and values (aliases' copies counted): a limit that bounds its memory");
+  }
+  CHECK(first_error(block, false).second.pos.line == 999);  // the root, `items`, its sequence, then the 998th item
+  CHECK(first_error(block, false).second.pos.col == 3);
+  CHECK(first_error(json_list, true).second.pos == Pos{1, 2000});
+  // The next document is read.
+  const auto [docs, d] = first_error(block + "---\nkind: Pod\n", false);
+  CHECK(docs == 1);
+  // Copies by aliases count.
+  std::string anchored = "a: &x [";
+  for (int i = 0; i < 400; ++i) anchored += i ? ", 0" : "0";
+  anchored += "]\nb: *x\nc: *x\n";
+  CHECK(first_error(anchored, false).second.message.starts_with("the document has more than 1000 keys and values"));
+  CHECK(first_error(anchored.substr(0, anchored.size() - 7), false).second.message.empty());  // one copy: 804
+}
+
 TEST_CASE("every JSON file of the tests, the examples and the corpus reads as nlohmann reads it") {
   const auto files = gpuguard::test::test_files(".json");
   REQUIRE(files.size() >= 10);
