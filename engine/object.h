@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "engine/json.h"
@@ -82,7 +83,8 @@ class DerivedViews {
 };
 
 struct Object {
-  Object() = default;
+  // Its members' default constructors do not throw (the static_assert after the struct holds it).
+  Object() = default;  // NOLINT(bugprone-exception-escape)
   Object(const Object&) = default;
   Object(Object&&) noexcept = default;
   Object& operator=(const Object&) = default;
@@ -144,6 +146,7 @@ struct Object {
  private:
   json body_;  // what set_body gave; null for an object with a document (body() makes it)
 };
+static_assert(std::is_nothrow_default_constructible_v<Object>);
 
 // An object reading node `root` of a document made of JSON (an AdmissionReview's object, read
 // with engine::parse_json_document): identity from apiVersion, kind and metadata; no positions.
