@@ -19,9 +19,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool manifest_extension(const fs::path& p) {
+// A path's extension, lower-cased (".json").
+std::string lower_extension(const fs::path& p) {
   std::string ext = p.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+bool manifest_extension(const fs::path& p) {
+  const std::string ext = lower_extension(p);
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
@@ -139,8 +145,7 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
 Syntax input_syntax(std::string_view name, std::string_view text) {
   // UTF-16 (a byte order mark; what Windows PowerShell 5 writes): libyaml decodes it, JSON is UTF-8.
   if (text.starts_with("\xFF\xFE") || text.starts_with("\xFE\xFF")) return Syntax::yaml;
-  std::string ext = fs::path(name).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string ext = lower_extension(fs::path(name));
   if (ext == ".json") return Syntax::json;
   if (ext == ".yaml" || ext == ".yml") return Syntax::yaml;
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
