@@ -36,9 +36,17 @@ bool manifest_extension(const fs::path& p) {
 std::string missing(const fs::path& path, std::error_code ec) {
   std::error_code link_ec;
   if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) return ec.message();
-  if (fs::is_symlink(fs::symlink_status(path, link_ec)))
-    return "a symbolic link to nothing (" + fs::read_symlink(path, link_ec).string() + ")";
-  return "no such file or directory";
+  if (!fs::is_symlink(fs::symlink_status(path, link_ec))) return "no such file or directory";
+  // The chain of links, to the name that is missing: "(b.yaml -> gone.yaml)".
+  std::string chain;
+  fs::path at = path;
+  for (int hop = 0; hop < 8 && fs::is_symlink(fs::symlink_status(at, link_ec)); ++hop) {
+    const fs::path target = fs::read_symlink(at, link_ec);
+    if (link_ec) break;
+    chain += (chain.empty() ? "" : " -> ") + target.string();
+    at = target.is_absolute() ? target : at.parent_path() / target;
+  }
+  return "a symbolic link to nothing (" + chain + ")";
 }
 
 bool hidden(const fs::path& p) {
@@ -85,6 +93,38 @@ bool read_bounded(FILE* f, size_t limit, size_t expected, std::string& out, bool
   return true;
 }
 
+// The manifests under a folder, recursively, hidden entries and links to folders skipped. A folder
+// that cannot be listed (no permission) or read to its end is an error of its own, and the
+// listing goes on with the others: skipping it would lint fewer files than asked, silently.
+void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector<Diagnostic>& unreadable) {
+  std::vector<fs::path> pending{root};
+  while (!pending.empty()) {
+    const fs::path folder = std::move(pending.back());
+    pending.pop_back();
+    std::error_code ec;
+    fs::directory_iterator it(folder, ec);
+    if (ec) {
+      unreadable.push_back({Severity::error, folder.string(), {}, "cannot read the directory: " + ec.message()});
+      continue;
+    }
+    for (; it != fs::directory_iterator(); it.increment(ec)) {
+      const fs::path& entry = it->path();
+      if (hidden(entry)) continue;
+      std::error_code entry_ec;
+      if (it->is_symlink(entry_ec)) {
+        if (it->is_directory(entry_ec) || !manifest_extension(entry)) continue;  // a link to a folder is not followed
+        if (it->is_regular_file(entry_ec)) found.push_back(entry);
+        else if (entry_ec) unreadable.push_back({Severity::error, entry.string(), {}, missing(entry, entry_ec)});
+      } else if (it->is_directory(entry_ec)) {
+        pending.push_back(entry);
+      } else if (manifest_extension(entry) && it->is_regular_file(entry_ec)) {
+        found.push_back(entry);
+      }
+    }
+    if (ec) unreadable.push_back({Severity::error, folder.string(), {}, "cannot read the directory: " + ec.message()});
+  }
+}
+
 std::string human_bytes(size_t n) {
   if (n >= (1u << 20) && n % (1u << 20) == 0) return std::to_string(n >> 20) + " MiB";
   return std::to_string(n) + " bytes";
@@ -112,27 +152,7 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
     }
     std::vector<fs::path> found;
     std::vector<Diagnostic> unreadable;
-    fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end;
-    if (ec) {
-      diags.push_back({Severity::error, p, {}, "cannot read the directory: " + ec.message()});
-      continue;
-    }
-    while (it != end) {
-      const fs::path& entry = it->path();
-      bool is_dir = it->is_directory(ec);
-      if (hidden(entry)) {
-        if (is_dir) it.disable_recursion_pending();
-      } else if (!is_dir && manifest_extension(entry)) {
-        std::error_code file_ec;
-        if (it->is_regular_file(file_ec)) found.push_back(entry);
-        else if (file_ec) unreadable.push_back({Severity::error, entry.string(), {}, missing(entry, file_ec)});  // a broken link
-      }
-      it.increment(ec);
-      if (ec) {
-        unreadable.push_back({Severity::error, entry.string(), {}, "cannot read: " + ec.message()});
-        ec.clear();
-      }
-    }
+    list_folder(path, found, unreadable);
     // In path order, as the files are, whatever order the folder lists them in.
     std::stable_sort(unreadable.begin(), unreadable.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.file < b.file; });
     for (auto& d : unreadable) diags.push_back(std::move(d));

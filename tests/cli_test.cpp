@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "engine/json.h"
 #include "tests/support/support.h"
 
@@ -44,6 +46,35 @@ TEST_CASE("exit codes: 0 clean, 1 findings at or above --fail-on, 2 input errors
   CHECK(test::run({"lint", "--bogus-flag", p("ok.yaml")}).exit_code == 2);
   CHECK(test::run({"lint", "--fail-on", "sometimes", p("ok.yaml")}).exit_code == 2);
   CHECK(test::run({}).exit_code == 2);
+}
+
+TEST_CASE("a folder that cannot be listed is an input error, and the files beside it are still linted") {
+  // As root every folder can be listed: the run drops to nobody (setpriv, util-linux) to see the refusal.
+  test::TempDir dir;
+  namespace fs = std::filesystem;
+  test::write_file(dir.path() / "top" / "ok.yaml", kErrorPod);
+  test::write_file(dir.path() / "top" / "locked" / "x.yaml", kErrorPod);
+  test::write_file(dir.path() / "shut" / "y.yaml", kErrorPod);
+  const auto rwx = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                   fs::perms::others_exec;
+  fs::permissions(dir.path(), rwx);
+  fs::permissions(dir.path() / "top", rwx);
+  fs::permissions(dir.path() / "top" / "locked", fs::perms::owner_write | fs::perms::owner_exec |
+                                                     fs::perms::group_exec | fs::perms::others_exec);  // searchable, not listable
+  fs::permissions(dir.path() / "shut", fs::perms::none);
+  std::vector<std::string> argv{test::binary().string(), "lint", "--no-config", "--color", "never",
+                                (dir.path() / "top").string(), (dir.path() / "shut").string()};
+  if (geteuid() == 0) argv.insert(argv.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  auto r = test::run_command(argv);
+  CHECK(r.exit_code == 2);
+  const std::string top = (dir.path() / "top").string();
+  CHECK(r.out.find(top + "/locked: error: cannot read the directory: Permission denied\n") != std::string::npos);
+  CHECK(r.out.find((dir.path() / "shut").string() + ": error: cannot read the directory: Permission denied\n") !=
+        std::string::npos);
+  CHECK(r.out.find(top + "/ok.yaml:8:28: error: ") != std::string::npos);  // linted all the same
+  CHECK(r.out.find("1 error, 0 warnings, 0 info in 1 object (1 file); 2 input errors") != std::string::npos);
+  fs::permissions(dir.path() / "top" / "locked", rwx);  // so that the temporary folder can be removed
+  fs::permissions(dir.path() / "shut", rwx);
 }
 
 TEST_CASE("text output: file:line:col: severity: message [rule], then a summary") {

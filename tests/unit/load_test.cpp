@@ -44,27 +44,31 @@ TEST_CASE("links: a loop and a link to nothing say so, given or found in a folde
   fs::create_symlink("a.yaml", dir.path() / "b.yaml");
   fs::create_symlink("b.yaml", dir.path() / "a.yaml");
   fs::create_symlink("gone.yaml", dir.path() / "dangling.yaml");
+  fs::create_symlink("sub/../dangling.yaml", dir.path() / "chain.yaml");  // through a folder and back
   fs::create_symlink("ok.yaml", dir.path() / "good.yaml");
+  fs::create_directory(dir.path() / "sub");
   fs::create_symlink(".", dir.path() / "self");  // a folder link: not followed
   std::vector<Diagnostic> diags;
   auto inputs = expand_inputs({(dir.path() / "a.yaml").string(), (dir.path() / "dangling.yaml").string(),
-                               (dir.path() / "none.yaml").string()}, diags);
+                               (dir.path() / "none.yaml").string(), (dir.path() / "chain.yaml").string()}, diags);
   CHECK(inputs.empty());
-  REQUIRE(diags.size() == 3);
+  REQUIRE(diags.size() == 4);
   CHECK(diags[0].message == "Too many levels of symbolic links");
   CHECK(diags[1].message == "a symbolic link to nothing (gone.yaml)");
   CHECK(diags[2].message == "no such file or directory");
+  CHECK(diags[3].message == "a symbolic link to nothing (sub/../dangling.yaml -> gone.yaml)");
   diags.clear();
   inputs = expand_inputs({dir.path().string()}, diags);
   REQUIRE(inputs.size() == 2);  // good.yaml and ok.yaml
   CHECK(inputs[0].path.filename() == "good.yaml");
   CHECK(inputs[1].path.filename() == "ok.yaml");
-  REQUIRE(diags.size() == 3);  // in path order, whatever order the folder lists them in
+  REQUIRE(diags.size() == 4);  // in path order, whatever order the folder lists them in
   std::vector<std::string> named;
   for (const auto& d : diags) named.push_back(fs::path(d.file).filename().string() + ": " + d.message);
   CHECK(named[0] == "a.yaml: Too many levels of symbolic links");
   CHECK(named[1] == "b.yaml: Too many levels of symbolic links");
-  CHECK(named[2] == "dangling.yaml: a symbolic link to nothing (gone.yaml)");
+  CHECK(named[2] == "chain.yaml: a symbolic link to nothing (sub/../dangling.yaml -> gone.yaml)");
+  CHECK(named[3] == "dangling.yaml: a symbolic link to nothing (gone.yaml)");
 }
 
 TEST_CASE("Lists are unpacked into their items, with positions") {
