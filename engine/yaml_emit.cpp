@@ -80,9 +80,11 @@ bool emit_binary(YAML::Emitter& out, const std::string& s) {
 }
 
 // A string value: a literal block when it is lines of text that read back, else as
-// emit_yaml_string writes it.
+// emit_yaml_string writes it. The block is given without its final line break, which clip
+// chomping reads back: yaml-cpp would write that break as an empty line of the block.
 void emit_string_value(YAML::Emitter& out, const std::string& s) {
-  if (s.find('\n') != std::string::npos && !needs_binary(s) && literal_reads_back(s)) out << YAML::Literal << s;
+  if (s.find('\n') != std::string::npos && !needs_binary(s) && literal_reads_back(s))
+    out << YAML::Literal << s.substr(0, s.size() - 1);
   else emit_yaml_string(out, s);
 }
 

@@ -559,6 +559,8 @@ TEST_CASE("the emitter: every string reads back as itself, keys too; a mapping o
     CHECK(l.docs[0].body() == object);
     CHECK(yaml.find(": caf\u00e9\n") != std::string::npos);
   }
+  // A literal block ends with its last line: its final line break is the block's own (clip).
+  CHECK(to_yaml(json{{"a", "x\ny: z\n"}, {"b", 1}}) == "a: |\n  x\n  y: z\nb: 1\n");
   // Source order from the positions, matched by name: 100,000 keys (this was quadratic, minutes).
   std::string text = "m:\n";
   for (int i = 0; i < 100000; ++i) text += "  k" + std::to_string(99999 - i) + ": " + std::to_string(i) + "\n";
