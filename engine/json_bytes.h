@@ -1,6 +1,8 @@
 #pragma once
-// The bytes of JSON strings, shared by the JSON readers and writer: the run a string holds as it
-// is, and well-formed UTF-8.
+// The bytes of JSON text, shared by the JSON readers and writer: the run a string holds as it is,
+// well-formed UTF-8, escapes and numbers. The readers differ in what they do with a failure (the
+// webhook's fast reader hands the text to nlohmann, the file reader says where and why), so these
+// return what failed and leave the telling to them.
 
 #include <bit>
 #include <cstddef>
@@ -88,6 +90,109 @@ inline void append_utf8(std::string& s, uint32_t cp) {
     s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
     s += static_cast<char>(0x80 | (cp & 0x3F));
   }
+}
+
+// What decoding an escape found.
+enum class JsonEscape : uint8_t {
+  ok,
+  unknown,    // not one of \" \\ \/ \b \f \n \r \t \u
+  bad_hex,    // \u not followed by four hex digits
+  lone_low,   // a low surrogate (\uDC00-\uDFFF) first
+  lone_high,  // a high surrogate (\uD800-\uDBFF) not followed by \u and a low one
+};
+
+// The four hex digits at p (at least four bytes before `end`) as a code unit, or -1.
+[[nodiscard]] inline int32_t json_hex4(const char* p, const char* end) noexcept {
+  if (end - p < 4) return -1;
+  int32_t v = 0;
+  for (int k = 0; k < 4; ++k) {
+    const char c = p[k];
+    int32_t d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return -1;
+    v = v * 16 + d;
+  }
+  return v;
+}
+
+// Decodes the escape at p (p[0] is the backslash, and p[1] is before `end`) onto `s`, as RFC 8259
+// and nlohmann read it: a surrogate pair is one character. On success p is moved past it; on a
+// failure p and `s` are as they were.
+[[nodiscard]] inline JsonEscape decode_json_escape(const char*& p, const char* end, std::string& s) {
+  char c;
+  switch (p[1]) {
+    case '"': c = '"'; break;
+    case '\\': c = '\\'; break;
+    case '/': c = '/'; break;
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': {
+      const int32_t unit = json_hex4(p + 2, end);
+      if (unit < 0) return JsonEscape::bad_hex;
+      auto cp = static_cast<uint32_t>(unit);
+      if (cp >= 0xDC00 && cp <= 0xDFFF) return JsonEscape::lone_low;
+      size_t length = 6;
+      if (cp >= 0xD800 && cp <= 0xDBFF) {
+        const int32_t low = end - p >= 8 && p[6] == '\\' && p[7] == 'u' ? json_hex4(p + 8, end) : -1;
+        if (low < 0xDC00 || low > 0xDFFF) return JsonEscape::lone_high;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<uint32_t>(low) - 0xDC00);
+        length = 12;
+      }
+      append_utf8(s, cp);
+      p += length;
+      return JsonEscape::ok;
+    }
+    default: return JsonEscape::unknown;
+  }
+  s += c;
+  p += 2;
+  return JsonEscape::ok;
+}
+
+// A number scanned by RFC 8259's grammar, -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+struct JsonNumber {
+  enum class Error : uint8_t { none, no_digit, no_fraction_digit, no_exponent_digit };
+  const char* end = nullptr;      // past the number; on an error, where a digit was wanted
+  const char* int_end = nullptr;  // past the integer part's digits
+  bool integral = true;           // no fraction and no exponent
+  Error error = Error::none;
+};
+
+// Scans the number at p (a '-' or a digit, before `end`).
+[[nodiscard]] inline JsonNumber scan_json_number(const char* p, const char* end) noexcept {
+  auto digit = [&] { return p < end && *p >= '0' && *p <= '9'; };
+  JsonNumber n;
+  auto fail = [&](JsonNumber::Error e) {
+    n.end = p;
+    n.error = e;
+    return n;
+  };
+  if (*p == '-') ++p;
+  if (!digit()) return fail(JsonNumber::Error::no_digit);
+  if (*p == '0') ++p;
+  else
+    while (digit()) ++p;
+  n.int_end = p;
+  if (p < end && *p == '.') {
+    n.integral = false;
+    ++p;
+    if (!digit()) return fail(JsonNumber::Error::no_fraction_digit);
+    while (digit()) ++p;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    n.integral = false;
+    ++p;
+    if (p < end && (*p == '+' || *p == '-')) ++p;
+    if (!digit()) return fail(JsonNumber::Error::no_exponent_digit);
+    while (digit()) ++p;
+  }
+  n.end = p;
+  return n;
 }
 
 }  // namespace gpuguard::engine

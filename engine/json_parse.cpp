@@ -85,38 +85,6 @@ class Lexer {
     return true;
   }
 
-  bool hex4(unsigned& out) {
-    if (end_ - p_ < 4) return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = *p_++;
-      unsigned d;
-      if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
-      else if (c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') d = static_cast<unsigned>(c - 'A' + 10);
-      else return false;
-      v = v * 16 + d;
-    }
-    out = v;
-    return true;
-  }
-
-  // \uXXXX (p_ after the 'u'), a surrogate pair as one code point.
-  bool unicode_escape(std::string& s) {
-    unsigned cp = 0;
-    if (!hex4(cp)) return false;
-    if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a low surrogate alone
-    if (cp >= 0xD800 && cp <= 0xDBFF) {
-      unsigned low = 0;
-      if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
-      p_ += 2;
-      if (!hex4(low) || low < 0xDC00 || low > 0xDFFF) return false;
-      cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-    }
-    append_utf8(s, cp);
-    return true;
-  }
-
   // A string (p_ at its opening quote), appended to `s`.
   bool string(std::string& s) {
     ++p_;
@@ -131,23 +99,7 @@ class Lexer {
           return true;
         case '\\': {
           s.append(run, p_);
-          if (end_ - p_ < 2) return false;
-          char e = p_[1];
-          p_ += 2;
-          switch (e) {
-            case '"': s += '"'; break;
-            case '\\': s += '\\'; break;
-            case '/': s += '/'; break;
-            case 'b': s += '\b'; break;
-            case 'f': s += '\f'; break;
-            case 'n': s += '\n'; break;
-            case 'r': s += '\r'; break;
-            case 't': s += '\t'; break;
-            case 'u':
-              if (!unicode_escape(s)) return false;
-              break;
-            default: return false;
-          }
+          if (end_ - p_ < 2 || decode_json_escape(p_, end_, s) != JsonEscape::ok) return false;
           run = p_;
           continue;
         }
@@ -163,47 +115,25 @@ class Lexer {
     }
   }
 
-  static bool digit(char c) { return c >= '0' && c <= '9'; }
-
   struct Number {
     enum class Kind : uint8_t { negative, non_negative, floating } kind = Kind::non_negative;
     uint64_t magnitude = 0;  // an integer's (at most 18 digits: it fits an int64)
     double value = 0;        // a float's
   };
 
-  // RFC 8259's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?. An integer of more than 18
-  // digits, which may not fit, is left to nlohmann; so is a float outside double's range.
+  // RFC 8259's number (p_ before the end). An integer of more than 18 digits, which may not fit, is
+  // left to nlohmann; so is a float outside double's range.
   bool number(Number& out) {
     const char* start = p_;
-    bool negative = false;
-    if (p_ < end_ && *p_ == '-') {
-      negative = true;
-      ++p_;
-    }
-    if (p_ == end_ || !digit(*p_)) return false;
-    if (*p_ == '0') ++p_;
-    else
-      while (p_ < end_ && digit(*p_)) ++p_;
-    const char* int_end = p_;
-    bool integral = true;
-    if (p_ < end_ && *p_ == '.') {
-      integral = false;
-      ++p_;
-      if (p_ == end_ || !digit(*p_)) return false;
-      while (p_ < end_ && digit(*p_)) ++p_;
-    }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-      integral = false;
-      ++p_;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
-      if (p_ == end_ || !digit(*p_)) return false;
-      while (p_ < end_ && digit(*p_)) ++p_;
-    }
-    if (integral) {
-      const char* digits = start + (negative ? 1 : 0);
-      if (int_end - digits > 18) return false;
+    const JsonNumber scan = scan_json_number(p_, end_);
+    if (scan.error != JsonNumber::Error::none) return false;
+    p_ = scan.end;
+    if (scan.integral) {
+      const bool negative = *start == '-';
+      const char* digits = negative ? start + 1 : start;
+      if (scan.int_end - digits > 18) return false;
       uint64_t v = 0;
-      for (const char* d = digits; d < int_end; ++d) v = v * 10 + static_cast<uint64_t>(*d - '0');
+      for (const char* d = digits; d < scan.int_end; ++d) v = v * 10 + static_cast<uint64_t>(*d - '0');
       out.kind = negative ? Number::Kind::negative : Number::Kind::non_negative;
       out.magnitude = v;
       return true;

@@ -20,25 +20,6 @@ std::string found(std::string_view text, size_t at) {
   return buf;
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The four hex digits at `at` as a code unit, or -1.
-int32_t hex4(std::string_view s, size_t at) {
-  if (at + 4 > s.size()) return -1;
-  int32_t v = 0;
-  for (size_t k = 0; k < 4; ++k) {
-    const int d = hex_digit(s[at + k]);
-    if (d < 0) return -1;
-    v = v * 16 + d;
-  }
-  return v;
-}
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
@@ -124,40 +105,18 @@ bool JsonStream::string(std::string_view& out) {
       continue;
     }
     if (i + 1 >= text_.size()) return fail(p_, "the string that starts here is not closed");
-    const char e = text_[i + 1];
-    switch (e) {
-      case '"': scratch_ += '"'; break;
-      case '\\': scratch_ += '\\'; break;
-      case '/': scratch_ += '/'; break;
-      case 'b': scratch_ += '\b'; break;
-      case 'f': scratch_ += '\f'; break;
-      case 'n': scratch_ += '\n'; break;
-      case 'r': scratch_ += '\r'; break;
-      case 't': scratch_ += '\t'; break;
-      case 'u': {
-        const int32_t unit = hex4(text_, i + 2);
-        if (unit < 0) return fail(i, "\\u must be followed by four hex digits");
-        uint32_t cp = static_cast<uint32_t>(unit);
-        if (cp >= 0xDC00 && cp <= 0xDFFF)
-          return fail(i, "a low surrogate (\\uDC00-\\uDFFF) must follow a high one (\\uD800-\\uDBFF)");
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          const int32_t low = text_.substr(i + 6, 2) == "\\u" ? hex4(text_, i + 8) : -1;
-          if (low < 0xDC00 || low > 0xDFFF)
-            return fail(i, "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one (\\uDC00-\\uDFFF)");
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (static_cast<uint32_t>(low) - 0xDC00);
-          i += 6;
-        }
-        append_utf8(scratch_, cp);
-        i += 4;
-        break;
-      }
-      default: {
-        const auto u = static_cast<unsigned char>(e);
-        return fail(i, "invalid escape \\" + (u <= 0x20 || u >= 0x7F ? " followed by " + found(text_, i + 1) : std::string(1, e)) +
-                           " (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
-      }
+    const char* at = text_.data() + i;
+    switch (decode_json_escape(at, text_.data() + text_.size(), scratch_)) {
+      case JsonEscape::ok: i = static_cast<size_t>(at - text_.data()); continue;
+      case JsonEscape::bad_hex: return fail(i, "\\u must be followed by four hex digits");
+      case JsonEscape::lone_low: return fail(i, "a low surrogate (\\uDC00-\\uDFFF) must follow a high one (\\uD800-\\uDBFF)");
+      case JsonEscape::lone_high:
+        return fail(i, "a high surrogate (\\uD800-\\uDBFF) must be followed by a low one (\\uDC00-\\uDFFF)");
+      case JsonEscape::unknown: break;
     }
-    i += 2;
+    const auto u = static_cast<unsigned char>(text_[i + 1]);
+    return fail(i, "invalid escape \\" + (u <= 0x20 || u >= 0x7F ? " followed by " + found(text_, i + 1) : std::string(1, text_[i + 1])) +
+                       " (JSON has \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
   }
   out = scratch_;
   p_ = i + 1;
@@ -166,29 +125,17 @@ bool JsonStream::string(std::string_view& out) {
 
 // The number at p_ (RFC 8259's grammar); `end` is where it ends.
 bool JsonStream::number(size_t& end) {
-  size_t i = p_;
-  const size_t n = text_.size();
-  if (text_[i] == '-') ++i;
-  if (i >= n || !is_digit(text_[i])) return fail(i, "invalid number: a digit must follow '-'");
-  if (text_[i] == '0') ++i;
-  else
-    while (i < n && is_digit(text_[i])) ++i;
-  bool integer = true;
-  if (i < n && text_[i] == '.') {
-    integer = false;
-    ++i;
-    if (i >= n || !is_digit(text_[i])) return fail(i, "invalid number: a digit must follow '.'");
-    while (i < n && is_digit(text_[i])) ++i;
-  }
-  if (i < n && (text_[i] == 'e' || text_[i] == 'E')) {
-    integer = false;
-    ++i;
-    if (i < n && (text_[i] == '+' || text_[i] == '-')) ++i;
-    if (i >= n || !is_digit(text_[i])) return fail(i, "invalid number: a digit must follow the exponent's 'e'");
-    while (i < n && is_digit(text_[i])) ++i;
+  const char* const base = text_.data();
+  const JsonNumber scan = scan_json_number(base + p_, base + text_.size());
+  const auto i = static_cast<size_t>(scan.end - base);
+  switch (scan.error) {
+    case JsonNumber::Error::none: break;
+    case JsonNumber::Error::no_digit: return fail(i, "invalid number: a digit must follow '-'");
+    case JsonNumber::Error::no_fraction_digit: return fail(i, "invalid number: a digit must follow '.'");
+    case JsonNumber::Error::no_exponent_digit: return fail(i, "invalid number: a digit must follow the exponent's 'e'");
   }
   // Too large for a double: nlohmann refuses it ("number overflow"), Go's decoder too.
-  if (!integer || i - p_ > 18) {
+  if (!scan.integral || i - p_ > 18) {
     const std::string digits(text_.substr(p_, i - p_));
     if (std::isinf(std::strtod(digits.c_str(), nullptr))) {
       std::string message = "number ";
