@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <vector>
 
 #include "engine/json_bytes.h"
@@ -350,7 +351,7 @@ class JsonDocumentReader : public Lexer {
       uint64_t seen = 0;
       for (NodeId a = id + 1; a < end; a = ns[a].end) {
         const std::string_view k = key_of(a);
-        const unsigned h = k.empty() ? 0 : (k.size() * 7 + static_cast<unsigned char>(k.front()) * 3 + static_cast<unsigned char>(k.back())) & 63;
+        const size_t h = k.empty() ? 0 : (k.size() * 7 + size_t{static_cast<unsigned char>(k.front())} * 3 + static_cast<unsigned char>(k.back())) & 63;
         if ((seen >> h) & 1) {
           for (NodeId b = id + 1; b < a; b = ns[b].end)
             if (key_of(b) == k) return false;
@@ -417,6 +418,9 @@ class SaxBuilder {
   using string_t = json::string_t;
   using binary_t = json::binary_t;
 
+  // Its members' default constructors do not throw (the static_assert after the class holds it).
+  SaxBuilder() = default;  // NOLINT(bugprone-exception-escape)
+
   bool null() { return put(json(nullptr)); }
   bool boolean(bool b) { return put(json(b)); }
   bool number_integer(number_integer_t v) { return put(json(v)); }
@@ -475,6 +479,7 @@ class SaxBuilder {
   std::vector<json> elements_;
   json root_;
 };
+static_assert(std::is_nothrow_default_constructible_v<SaxBuilder>);
 
 // What json::parse(text, nullptr, false) gives, built by SaxBuilder.
 json nlohmann_parse(std::string_view text) {
