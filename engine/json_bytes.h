@@ -163,7 +163,7 @@ struct JsonNumber {
   Error error = Error::none;
 };
 
-// Scans the number at p (a '-' or a digit, before `end`).
+// Scans the number at p (before `end`): from a '-' or a digit, else an error (no_digit) at p.
 [[nodiscard]] inline JsonNumber scan_json_number(const char* p, const char* end) noexcept {
   auto digit = [&] { return p < end && *p >= '0' && *p <= '9'; };
   JsonNumber n;

@@ -31,22 +31,28 @@ bool manifest_extension(const fs::path& p) {
   return ext == ".yaml" || ext == ".yml" || ext == ".json";
 }
 
-// Why a path given (or a link found) cannot be read: a link to nothing names its target, and a
-// loop of links or a parent that cannot be searched says so.
+// Why a path given (or a link found) cannot be read: a link to nothing names its targets, a loop
+// of links says so, and any other error (no permission to search a parent) is told as it is.
 std::string missing(const fs::path& path, std::error_code ec) {
   std::error_code link_ec;
-  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) return ec.message();
+  if (ec == std::errc::too_many_symbolic_link_levels) return ec.message();
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) return "cannot open: " + ec.message();
   if (!fs::is_symlink(fs::symlink_status(path, link_ec))) return "no such file or directory";
-  // The chain of links, to the name that is missing: "(b.yaml -> gone.yaml)".
-  std::string chain;
+  // The chain of links, to the name that is missing: "(b.yaml -> gone.yaml)"; a long one by its
+  // first and last. The kernel refuses chains of more than 40 (ELOOP), so this ends.
+  std::vector<std::string> chain;
   fs::path at = path;
-  for (int hop = 0; hop < 8 && fs::is_symlink(fs::symlink_status(at, link_ec)); ++hop) {
+  while (chain.size() < 40 && fs::is_symlink(fs::symlink_status(at, link_ec))) {
     const fs::path target = fs::read_symlink(at, link_ec);
     if (link_ec) break;
-    chain += (chain.empty() ? "" : " -> ") + target.string();
+    chain.push_back(target.string());
     at = target.is_absolute() ? target : at.parent_path() / target;
   }
-  return "a symbolic link to nothing (" + chain + ")";
+  std::string named = chain.empty() ? std::string() : chain.front();
+  if (chain.size() > 3) named += " -> ... -> " + chain.back();
+  else
+    for (size_t i = 1; i < chain.size(); ++i) named += " -> " + chain[i];
+  return "a symbolic link to nothing (" + named + ")";
 }
 
 bool hidden(const fs::path& p) {
@@ -110,16 +116,16 @@ void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector
     for (; it != fs::directory_iterator(); it.increment(ec)) {
       const fs::path& entry = it->path();
       if (hidden(entry)) continue;
+      // A folder is listed, a link to one is not followed; a manifest (or a link to one) is read. The
+      // entry's type comes from the listing where the file system gives it: no stat for most.
       std::error_code entry_ec;
-      if (it->is_symlink(entry_ec)) {
-        if (it->is_directory(entry_ec) || !manifest_extension(entry)) continue;  // a link to a folder is not followed
-        if (it->is_regular_file(entry_ec)) found.push_back(entry);
-        else if (entry_ec) unreadable.push_back({Severity::error, entry.string(), {}, missing(entry, entry_ec)});
-      } else if (it->is_directory(entry_ec)) {
+      if (!it->is_symlink(entry_ec) && !entry_ec && it->is_directory(entry_ec)) {
         pending.push_back(entry);
-      } else if (manifest_extension(entry) && it->is_regular_file(entry_ec)) {
-        found.push_back(entry);
+        continue;
       }
+      if (!manifest_extension(entry)) continue;
+      if (!entry_ec && it->is_regular_file(entry_ec)) found.push_back(entry);
+      else if (entry_ec) unreadable.push_back({Severity::error, entry.string(), {}, missing(entry, entry_ec)});
     }
     if (ec) unreadable.push_back({Severity::error, folder.string(), {}, "cannot read the directory: " + ec.message()});
   }
@@ -153,8 +159,10 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
     std::vector<fs::path> found;
     std::vector<Diagnostic> unreadable;
     list_folder(path, found, unreadable);
-    // In path order, as the files are, whatever order the folder lists them in.
-    std::stable_sort(unreadable.begin(), unreadable.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.file < b.file; });
+    // In path order, as the files are (a folder's entries before a sibling `a-b.yaml`), whatever
+    // order the folder lists them in.
+    std::stable_sort(unreadable.begin(), unreadable.end(),
+                     [](const Diagnostic& a, const Diagnostic& b) { return fs::path(a.file) < fs::path(b.file); });
     for (auto& d : unreadable) diags.push_back(std::move(d));
     std::sort(found.begin(), found.end());
     for (auto& f : found) out.push_back({f.string(), f, false});

@@ -55,6 +55,8 @@ TEST_CASE("a folder that cannot be listed is an input error, and the files besid
   test::write_file(dir.path() / "top" / "ok.yaml", kErrorPod);
   test::write_file(dir.path() / "top" / "locked" / "x.yaml", kErrorPod);
   test::write_file(dir.path() / "shut" / "y.yaml", kErrorPod);
+  fs::create_symlink("../../shut/y.yaml", dir.path() / "top" / "locked" / "z.yaml");
+  fs::create_symlink("../shut/y.yaml", dir.path() / "top" / "via.yaml");  // into a folder that cannot be searched
   const auto rwx = fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                    fs::perms::others_exec;
   fs::permissions(dir.path(), rwx);
@@ -71,8 +73,9 @@ TEST_CASE("a folder that cannot be listed is an input error, and the files besid
   CHECK(r.out.find(top + "/locked: error: cannot read the directory: Permission denied\n") != std::string::npos);
   CHECK(r.out.find((dir.path() / "shut").string() + ": error: cannot read the directory: Permission denied\n") !=
         std::string::npos);
+  CHECK(r.out.find(top + "/via.yaml: error: cannot open: Permission denied\n") != std::string::npos);
   CHECK(r.out.find(top + "/ok.yaml:8:28: error: ") != std::string::npos);  // linted all the same
-  CHECK(r.out.find("1 error, 0 warnings, 0 info in 1 object (1 file); 2 input errors") != std::string::npos);
+  CHECK(r.out.find("1 error, 0 warnings, 0 info in 1 object (1 file); 3 input errors") != std::string::npos);
   fs::permissions(dir.path() / "top" / "locked", rwx);  // so that the temporary folder can be removed
   fs::permissions(dir.path() / "shut", rwx);
 }

@@ -71,6 +71,34 @@ TEST_CASE("links: a loop and a link to nothing say so, given or found in a folde
   CHECK(named[3] == "dangling.yaml: a symbolic link to nothing (gone.yaml)");
 }
 
+TEST_CASE("folders: a long chain of links, links to folders and FIFOs named as manifests, errors in path order") {
+  TempDir dir;
+  write_file(dir.path() / "gone" / "keep.txt", "");
+  for (int i = 1; i <= 5; ++i)
+    fs::create_symlink("l" + std::to_string(i + 1) + ".yaml", dir.path() / ("l" + std::to_string(i) + ".yaml"));
+  fs::create_symlink("l1.yaml", dir.path() / "a-b.yaml");  // sorts after "a/x.yaml", as a path
+  fs::create_directory(dir.path() / "a");
+  fs::create_symlink("nothing.yaml", dir.path() / "a" / "x.yaml");
+  fs::create_symlink("gone", dir.path() / "folder.yaml");  // a link to a folder, named as a manifest
+  REQUIRE(mkfifo((dir.path() / "pipe.yaml").c_str(), 0600) == 0);  // read only when named
+  write_file(dir.path() / "a" / "ok.yaml", "a: 1\n");
+  std::vector<Diagnostic> diags;
+  auto inputs = expand_inputs({dir.path().string()}, diags);
+  REQUIRE(inputs.size() == 1);
+  CHECK(inputs[0].path == dir.path() / "a" / "ok.yaml");
+  std::vector<std::string> named;
+  for (const auto& d : diags) named.push_back(fs::relative(d.file, dir.path()).string() + ": " + d.message);
+  CHECK(named == std::vector<std::string>{
+                     "a/x.yaml: a symbolic link to nothing (nothing.yaml)",
+                     "a-b.yaml: a symbolic link to nothing (l1.yaml -> ... -> l6.yaml)",
+                     "l1.yaml: a symbolic link to nothing (l2.yaml -> ... -> l6.yaml)",
+                     "l2.yaml: a symbolic link to nothing (l3.yaml -> ... -> l6.yaml)",
+                     "l3.yaml: a symbolic link to nothing (l4.yaml -> l5.yaml -> l6.yaml)",
+                     "l4.yaml: a symbolic link to nothing (l5.yaml -> l6.yaml)",
+                     "l5.yaml: a symbolic link to nothing (l6.yaml)",
+                 });
+}
+
 TEST_CASE("Lists are unpacked into their items, with positions") {
   auto objects = gpuguard::test::load_objects(
       "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: b, namespace: x}\n");
