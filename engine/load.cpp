@@ -108,9 +108,12 @@ void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector
     const fs::path folder = std::move(pending.back());
     pending.pop_back();
     std::error_code ec;
+    auto refused = [&] {
+      unreadable.push_back({Severity::error, folder.string(), {}, "cannot read the directory: " + ec.message()});
+    };
     fs::directory_iterator it(folder, ec);
     if (ec) {
-      unreadable.push_back({Severity::error, folder.string(), {}, "cannot read the directory: " + ec.message()});
+      refused();
       continue;
     }
     for (; it != fs::directory_iterator(); it.increment(ec)) {
@@ -127,7 +130,7 @@ void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector
       if (!entry_ec && it->is_regular_file(entry_ec)) found.push_back(entry);
       else if (entry_ec) unreadable.push_back({Severity::error, entry.string(), {}, missing(entry, entry_ec)});
     }
-    if (ec) unreadable.push_back({Severity::error, folder.string(), {}, "cannot read the directory: " + ec.message()});
+    if (ec) refused();  // the listing broke off
   }
 }
 

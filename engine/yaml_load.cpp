@@ -1283,7 +1283,6 @@ uint32_t load_json_stream(std::string_view text, std::string_view file, const Ya
                            "invalid JSON: " + error.message});
     return doc_index + 1;
   }
-  for (auto& d : yaml_errors) diagnostics.push_back(std::move(d));
   for (auto& d : docs) {
     d.index += doc_index;
     on_document(std::move(d));
