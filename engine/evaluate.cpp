@@ -599,8 +599,10 @@ Result Evaluation::finish() {
   const size_t n = m.plan->rules().size();
   std::vector<bool> runs(n, !m.options.focus_on_added);
   if (m.options.focus_on_added) {
+    const auto& only = m.options.only_indices;
     for (const auto& p : m.pending) {
-      for (uint32_t i : m.plan->reporting(*p.obj)) runs[i] = true;
+      for (uint32_t i : m.plan->reporting(*p.obj))
+        if (only.empty() || (i < only.size() && only[i])) runs[i] = true;
       m.focused.push_back(p.obj.get());
     }
     for (const auto& p : m.pending) m.check(*p.obj, p.ref, &runs);

@@ -35,6 +35,9 @@ struct EvalOptions {
   // given, it must be the plan's). Null, or one made for another registry, config or rule set:
   // the evaluation builds its own.
   std::shared_ptr<const Plan> plan = nullptr;  // (an initializer: aggregate initializations leave it out)
+  // With focus_on_added, when not empty: only the plan's rules i with only_indices[i] run (mutate's
+  // later rounds; one flag per rule of the plan).
+  std::vector<bool> only_indices = {};
   // Whether findings carry their fixes (false: the validating webhook, which never sends them;
   // rules may skip building them, and the findings are otherwise the same).
   bool fixes = true;

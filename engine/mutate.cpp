@@ -333,6 +333,43 @@ void note_written(const json& fix, std::vector<std::string>& written) {
   }
 }
 
+namespace {
+
+// The PodParts the operations of a fix write in `obj` (the object the fix was made for: its pod
+// templates say where their fields are). A pointer that is no part's (a container, an annotation,
+// a template as a whole), or that is not a pointer, is every part.
+uint32_t parts_written(const Object& obj, const json& fix) {
+  if (!fix.is_array()) return kPartAll;
+  auto part = [&](const json* at) -> uint32_t {
+    if (!at || !at->is_string() || !is_pointer(at->get_ref<const std::string&>())) return kPartAll;
+    const Tokens t = pointer_tokens(at->get_ref<const std::string&>());
+    auto labels_at = [&](size_t i) { return t.size() > i + 1 && t[i] == "metadata" && t[i + 1] == "labels"; };
+    if (labels_at(0)) return kPartLabels;  // the object's own labels
+    for (const PodTemplate& tpl : pod_templates(obj)) {
+      const Tokens base = pointer_tokens(tpl.pointer);
+      if (t.size() < base.size() + 2 || !std::equal(base.begin(), base.end(), t.begin())) continue;
+      const size_t i = base.size();
+      if (labels_at(i)) return kPartLabels;
+      if (t[i] != "spec") continue;
+      const std::string& field = t[i + 1];
+      if (field == "tolerations") return kPartTolerations;
+      if (field == "priorityClassName" || field == "priority") return kPartPriority;
+      if (field == "schedulerName") return kPartScheduler;
+      if (field == "affinity" || field == "nodeSelector" || field == "nodeName") return kPartPlacement;
+      return kPartAll;
+    }
+    return kPartAll;
+  };
+  uint32_t parts = 0;
+  for (const json& op : fix) {
+    parts |= part(member(op, "path"));
+    if (const json* name = member(op, "op"); name && *name == "move") parts |= part(member(op, "from"));
+  }
+  return parts;
+}
+
+}  // namespace
+
 MutateResult mutate(const Object& original, const Registry& registry, const Config& config,
                     const MutateOptions& options) {
   MutateResult out;
@@ -347,6 +384,16 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
   }
 
   std::vector<std::string> written;  // where the applied fixes' operations wrote
+  const std::vector<const Rule*>& rules = plan->rules();
+  auto index_of = [&](const std::string& id) {
+    return static_cast<size_t>(std::find_if(rules.begin(), rules.end(), [&](const Rule* r) { return r->info().id == id; }) - rules.begin());
+  };
+  // The patch from the original to the result, once no fix is left to apply.
+  auto settled = [&] {
+    out.patch = original.doc ? json_diff(Node(original.doc.get(), original.doc_root), out.object, written)
+                             : json_diff(original.body(), out.object, written);
+  };
+  std::vector<bool> next;  // the rules the next round runs (empty: every one)
   for (int round = 0; round < options.max_rounds; ++round) {
     auto current = std::make_shared<Object>();
     current->source = original.source;
@@ -377,7 +424,10 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     eo.base = options.base;
     eo.focus_on_added = true;
     eo.plan = plan;  // its rule set: the fixable rules
+    eo.only_indices = std::move(next);
+    next.clear();
     Evaluation eval(registry, config, eo);
+    ++out.evaluations;
     eval.add(current);
     Result r = eval.finish();
     const bool fixes = std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.fix && !f.suppressed; });
@@ -385,6 +435,12 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
       if (options.object) out.object = original.body();
       return out;
     }
+    // What each fix writes, read while the object's pod templates are at hand (before its content
+    // is taken back below).
+    std::vector<uint32_t> parts(r.findings.size(), kPartAll);
+    if (!options.rerun_all)
+      for (size_t k = 0; k < r.findings.size(); ++k)
+        if (r.findings[k].fix && !r.findings[k].suppressed) parts[k] = parts_written(*current, *r.findings[k].fix);
     // The evaluation holds the object no longer: its content comes back for the fixes (the first
     // round's is made from the original's document, which the patch's diff reads again where the
     // fixes wrote; a later round's body is taken back rather than copied).
@@ -392,15 +448,24 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     else out.object = current.use_count() == 1 ? current->take_body() : current->body();
     bool changed = false;
     std::vector<Diagnostic> failures;
-    for (const auto& f : r.findings) {
+    std::vector<uint32_t> wrote(rules.size(), 0);  // per rule, the parts its applied fixes wrote
+    std::vector<bool> again(rules.size(), false);  // the rules the next round must run
+    for (size_t k = 0; k < r.findings.size(); ++k) {
+      const Finding& f = r.findings[k];
       if (!f.fix || f.suppressed) continue;
+      const size_t i = index_of(f.rule);
       try {
         if (apply_fix(out.object, *f.fix)) {
           changed = true;
           note_written(*f.fix, written);
           if (out.rules.empty() || out.rules.back() != f.rule) out.rules.push_back(f.rule);
+          if (i < rules.size()) {
+            wrote[i] |= parts[k];
+            if (!rules[i]->info().fix_settles) again[i] = true;
+          }
         }
       } catch (const std::exception& e) {
+        if (i < rules.size()) again[i] = true;  // offered afresh next round
         // A fix that no longer applies (an earlier fix this round moved things): the next round
         // evaluates again and offers a fresh one. If nothing else changed, it is a rule's bug.
         failures.push_back({Severity::error, original.source ? original.source->path : "", f.pos,
@@ -409,11 +474,23 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     }
     if (!changed) {
       for (auto& d : failures) out.diagnostics.push_back(std::move(d));
-      if (round > 0)  // (round 0 changed nothing)
-        out.patch = original.doc ? json_diff(Node(original.doc.get(), original.doc_root), out.object, written)
-                                 : json_diff(original.body(), out.object, written);
+      if (round > 0) settled();  // (round 0 changed nothing)
       return out;
     }
+    if (options.rerun_all) continue;
+    // A rule the next round would not run offers what it offered this round, or when it last ran
+    // (it reads nothing another rule's fix wrote since): nothing, or fixes that settled.
+    for (size_t i = 0; i < rules.size(); ++i) {
+      uint32_t by_others = 0;
+      for (size_t j = 0; j < rules.size(); ++j)
+        if (j != i) by_others |= wrote[j];
+      if (rules[i]->info().reads_parts & by_others) again[i] = true;
+    }
+    if (std::none_of(again.begin(), again.end(), [](bool b) { return b; })) {
+      settled();
+      return out;
+    }
+    next = std::move(again);
   }
   out.diagnostics.push_back({Severity::error, original.source ? original.source->path : "", original.pos,
                              "fixes for " + original.display_name() + " did not settle after " +

@@ -29,6 +29,11 @@ struct MutateOptions {
   // Whether MutateResult::object is wanted when no fix applies (the webhook wants only the patch:
   // an object no fix changes is then read, never copied into JSON).
   bool object = true;
+  // Run every fixable rule in every round. By default a round after the first runs only the rules
+  // its fixes concern (RuleInfo::reads_parts, fix_settles): those reading a part another rule's fix
+  // wrote, those whose own fix may call for another, those whose fix did not apply. The result is
+  // the same either way (tests hold it to that); this is the reference the tests compare with.
+  bool rerun_all = false;
 };
 
 struct MutateResult {
@@ -43,6 +48,7 @@ struct MutateResult {
   json patch = json::array();      // RFC 6902, original → object (json_diff)
   std::vector<std::string> rules;  // rules whose fixes were applied, in order
   std::vector<Diagnostic> diagnostics;
+  int evaluations = 0;             // rounds that evaluated the object (MutateOptions::rerun_all runs more)
 };
 
 // Whether the webhook's mutation applies to an object at all: Pods when they are created (most

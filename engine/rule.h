@@ -8,6 +8,7 @@
 // and decide in `finish`. The same two calls serve the linter (all objects of the input) and the
 // webhook (one admitted object against the cluster state), so there is one engine, not two.
 
+#include <cstdint>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -49,6 +50,21 @@ struct KindRef {
   auto operator<=>(const KindRef&) const = default;
 };
 
+// The parts of an object that rules' fixes write, for mutate()'s rounds (engine/mutate.h): a rule
+// says which of them its `check` and `finish` read (RuleInfo::reads_parts), and after a round a rule
+// runs again only when a fix of another rule wrote a part it reads, or its own fix may need a
+// follow-up. Each part is a field of a pod template (the Pod's own spec and metadata for a Pod);
+// whatever else a fix writes (containers and their resources, annotations, any other field)
+// counts as read by every rule.
+enum PodPart : uint32_t {
+  kPartTolerations = 1u << 0,  // spec.tolerations
+  kPartPriority = 1u << 1,     // spec.priorityClassName, spec.priority
+  kPartScheduler = 1u << 2,    // spec.schedulerName
+  kPartPlacement = 1u << 3,    // spec.affinity, spec.nodeSelector, spec.nodeName
+  kPartLabels = 1u << 4,       // metadata.labels of the object or of a pod template
+  kPartAll = 0xFFFFFFFFu,      // anything else a fix may write
+};
+
 struct RuleInfo {
   std::string id;              // kebab-case; file and doc names derive from it
   Severity severity = Severity::warning;
@@ -72,6 +88,14 @@ struct RuleInfo {
   bool reports_scope = false;  // may report on no object: the cluster as a whole (report_scope)
   bool needs_complete = false; // speaks only where the inventory is complete
   bool has_fix = false;
+  // For mutate() (a rule with a fix): the PodParts its `check` and `finish` read, besides what
+  // every rule reads (the kind, the containers). Every part unless the rule says less: a part left
+  // out that the rule reads makes mutate stop before a fix that part's change calls for
+  // (tests/unit/mutate_rounds_test.cpp holds mutate to re-running every rule in every round).
+  uint32_t reads_parts = kPartAll;
+  // Whether, once its fixes are applied, the rule offers no further fix on the object (while no
+  // other fix changes a part it reads): then a round that applied only its fixes needs no other.
+  bool fix_settles = false;
   std::string example_bad;     // YAML that fires (tested)
   std::string example_good;    // YAML that does not (tested)
 

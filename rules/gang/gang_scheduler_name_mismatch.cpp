@@ -55,6 +55,8 @@ class GangSchedulerNameMismatch final : public Rule {
                   std::nullopt, std::nullopt},
     };
     info_.has_fix = true;
+    info_.reads_parts = kPartScheduler | kPartLabels;  // the coscheduling label; the fix names the scheduler it asks for
+    info_.fix_settles = true;
     info_.facts = {
         "facts/kubernetes-and-queues.md §2 — the Volcano scheduler reads the pod annotation "
         "`scheduling.k8s.io/group-name` (`getJobID`, volcano `pkg/scheduler/api/job_info.go`); the "

@@ -54,6 +54,8 @@ class GpuPriorityClassMissing final : public Rule {
     info_.checks = pod_template_kinds();
     info_.reads = {KindRef{"", "Namespace"}, KindRef{"scheduling.k8s.io", "PriorityClass"}};
     info_.has_fix = true;
+    info_.reads_parts = kPartPriority | kPartLabels;  // a KubeRay object's priority label; the fix sets a class name, which it then finds
+    info_.fix_settles = true;
     info_.params = {
         ParamSpec{"defaults", ParamType::string_map, json::object(),
                   "default PriorityClass per namespace, used by the fix (before the Namespace annotation "

@@ -118,6 +118,8 @@ class KueueQueueNameMissing final : public Rule {
                   std::nullopt, std::nullopt},
     };
     info_.has_fix = true;
+    info_.reads_parts = kPartLabels;  // the fix adds the label it looks for
+    info_.fix_settles = true;
     info_.example_bad = R"(# gpuguard lint: the namespace has a LocalQueue, so Kueue manages it
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue

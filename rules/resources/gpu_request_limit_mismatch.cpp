@@ -46,6 +46,7 @@ class GpuRequestLimitMismatch final : public Rule {
         "copies limits into requests.",
     };
     info_.has_fix = true;
+    info_.reads_parts = 0;  // containers' resources only, which every rule reads
     info_.example_bad = R"(apiVersion: v1
 kind: Pod
 metadata:

@@ -49,6 +49,8 @@ class GpuTolerationMissing final : public Rule {
                   std::nullopt, std::nullopt},
     };
     info_.has_fix = true;
+    info_.reads_parts = kPartTolerations;  // its fix adds the toleration it looks for
+    info_.fix_settles = true;
     info_.example_bad = R"(apiVersion: v1
 kind: Pod
 metadata:

@@ -96,6 +96,8 @@ class GpuProductAffinityMissing final : public Rule {
                   std::nullopt, std::nullopt},
     };
     info_.has_fix = true;
+    info_.reads_parts = kPartPlacement | kPartLabels;  // the Kueue queue label; the fix requires nvidia.com/gpu.product, which always pins
+    info_.fix_settles = true;
     info_.example_bad = R"(apiVersion: batch/v1
 kind: Job
 metadata:

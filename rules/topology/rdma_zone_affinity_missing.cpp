@@ -131,6 +131,7 @@ class RdmaZoneAffinityMissing final : public Rule {
                   std::nullopt, std::nullopt},
     };
     info_.has_fix = true;
+    info_.reads_parts = kPartPlacement | kPartLabels;  // the gang's labels; the fix's topologyKey pins only when zoneLabels lists it
     info_.example_bad = R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:

@@ -33,6 +33,41 @@ const engine::Config& default_config() {
   return c;
 }
 
+// A config that gives every fix what it needs in the namespace "default" (a PriorityClass, a GPU
+// product, a Kueue queue), so more fixes apply and meet.
+const engine::Config& fix_config() {
+  static const engine::Config c = [] {
+    auto loaded = engine::load_config(
+        "rules:\n"
+        "  gpu-priority-class-missing: {params: {defaults: {default: gpu-high}}}\n"
+        "  gpu-product-affinity-missing: {params: {defaultProducts: {default: NVIDIA-H100-80GB-HBM3}}}\n"
+        "  kueue-queue-name-missing: {params: {kueueNamespaces: [default], defaultQueues: {default: team-queue}}}\n",
+        "fuzz.yaml", registry());
+    if (!loaded) std::abort();
+    return std::move(*loaded);
+  }();
+  return c;
+}
+
+// mutate() as it runs (a round after the first runs only the rules its fixes concern) against
+// the reference that runs every fixable rule in every round: the same result, or a trap.
+void mutate_both(const engine::Object& obj) {
+  for (const engine::Config* config : {&default_config(), &fix_config()}) {
+    engine::MutateOptions every;
+    every.rerun_all = true;
+    const engine::MutateResult fast = engine::mutate(obj, registry(), *config, {});
+    const engine::MutateResult reference = engine::mutate(obj, registry(), *config, every);
+    bool same = engine::identical(fast.object, reference.object) && engine::identical(fast.patch, reference.patch) &&
+                fast.rules == reference.rules && fast.diagnostics.size() == reference.diagnostics.size();
+    for (size_t i = 0; same && i < fast.diagnostics.size(); ++i) same = fast.diagnostics[i].message == reference.diagnostics[i].message;
+    if (!same) {
+      std::fprintf(stderr, "mutate differs from its every-rule reference:\n%s\n--- reference:\n%s\n", fast.patch.dump().c_str(),
+                   reference.patch.dump().c_str());
+      std::abort();
+    }
+  }
+}
+
 std::string_view text_of(const uint8_t* data, size_t size) { return {reinterpret_cast<const char*>(data), size}; }
 
 // Limits small enough that one input stays fast, as the real ones keep real inputs bounded.
@@ -89,7 +124,7 @@ int lint(const uint8_t* data, size_t size) {
   eval.add_diagnostics(std::move(diags));
   engine::Result r = eval.finish();
   for (const auto& f : r.findings) (void)f.pos;
-  for (const auto& o : kept) (void)engine::mutate(o, registry(), default_config(), {});
+  for (const auto& o : kept) mutate_both(o);
   return 0;
 }
 
@@ -131,7 +166,7 @@ int json(const uint8_t* data, size_t size) {
   engine::Evaluation eval(registry(), default_config(), {});
   eval.add(engine::Object(obj));
   (void)eval.finish();
-  (void)engine::mutate(obj, registry(), default_config(), {});
+  mutate_both(obj);
   return 0;
 }
 
