@@ -337,7 +337,7 @@ namespace {
 
 // The PodParts the operations of a fix write in `obj` (the object the fix was made for: its pod
 // templates say where their fields are). A pointer that is no part's (a container, an annotation,
-// a template as a whole), or that is not a pointer, is every part.
+// a template as a whole), or that is not a pointer, is every part, kPartOther among them.
 uint32_t parts_written(const Object& obj, const json& fix) {
   if (!fix.is_array()) return kPartAll;
   auto part = [&](const json* at) -> uint32_t {
@@ -484,9 +484,11 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
       uint32_t by_others = 0;
       for (size_t j = 0; j < rules.size(); ++j)
         if (j != i) by_others |= wrote[j];
-      if (rules[i]->info().reads_parts & by_others) again[i] = true;
+      if ((rules[i]->info().reads_parts | kPartOther) & by_others) again[i] = true;
     }
-    if (std::none_of(again.begin(), again.end(), [](bool b) { return b; })) {
+    // Settled, unless this was the last round allowed: the reference would have needed one more
+    // to see that, and says the fixes did not settle.
+    if (std::none_of(again.begin(), again.end(), [](bool b) { return b; }) && round + 1 < options.max_rounds) {
       settled();
       return out;
     }

@@ -54,15 +54,16 @@ struct KindRef {
 // says which of them its `check` and `finish` read (RuleInfo::reads_parts), and after a round a rule
 // runs again only when a fix of another rule wrote a part it reads, or its own fix may need a
 // follow-up. Each part is a field of a pod template (the Pod's own spec and metadata for a Pod);
-// whatever else a fix writes (containers and their resources, annotations, any other field)
-// counts as read by every rule.
+// whatever else a fix writes (containers and their resources, annotations, any other field) is
+// kPartOther, which every rule reads whatever it declares.
 enum PodPart : uint32_t {
   kPartTolerations = 1u << 0,  // spec.tolerations
   kPartPriority = 1u << 1,     // spec.priorityClassName, spec.priority
   kPartScheduler = 1u << 2,    // spec.schedulerName
   kPartPlacement = 1u << 3,    // spec.affinity, spec.nodeSelector, spec.nodeName
   kPartLabels = 1u << 4,       // metadata.labels of the object or of a pod template
-  kPartAll = 0xFFFFFFFFu,      // anything else a fix may write
+  kPartOther = 1u << 31,       // anything else a fix may write
+  kPartAll = 0xFFFFFFFFu,
 };
 
 struct RuleInfo {
@@ -89,7 +90,7 @@ struct RuleInfo {
   bool needs_complete = false; // speaks only where the inventory is complete
   bool has_fix = false;
   // For mutate() (a rule with a fix): the PodParts its `check` and `finish` read, besides what
-  // every rule reads (the kind, the containers). Every part unless the rule says less: a part left
+  // every rule reads (kPartOther: the kind, the containers, ...). Every part unless the rule says less: a part left
   // out that the rule reads makes mutate stop before a fix that part's change calls for
   // (tests/unit/mutate_rounds_test.cpp holds mutate to re-running every rule in every round).
   uint32_t reads_parts = kPartAll;
