@@ -121,22 +121,6 @@ engine::Result lint_fixture(const Fixture& f, const std::string& rule, const std
 
 fs::path rules_dir() { return test::source_dir() / "tests" / "rules"; }
 
-// The other objects of a mutated fixture, as the cluster state its fixes may read.
-std::shared_ptr<const engine::Inventory> state_without(const std::vector<engine::Object>& objects, size_t skip,
-                                                       const engine::Config& config, bool complete) {
-  auto inv = std::make_shared<engine::Inventory>(engine::kinds_read(test::registry(), config));
-  inv->set_complete(complete);
-  uint32_t id = 0;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    engine::Object o = objects[i];
-    o.id = id++;
-    if (i == skip || !o.is_kubernetes_object()) continue;
-    std::string ns = engine::effective_namespace(o, config);
-    inv->add(std::make_shared<engine::Object>(std::move(o)), ns);
-  }
-  return inv;
-}
-
 }  // namespace
 
 TEST_SUITE("fixtures") {
@@ -281,7 +265,7 @@ TEST_CASE("mutated fixtures: the fix gives the expected object, settles, and sil
         engine::MutateOptions mo;
         mo.only_rules = {id};
         mo.complete = f.complete;
-        mo.base = state_without(inputs, i, config, f.complete);
+        mo.base = test::state_without(inputs, i, config, f.complete);
         auto m = engine::mutate(inputs[i], test::registry(), config, mo);
         CHECK(m.diagnostics.empty());
         CHECK_MESSAGE(m.object == expected[i].body(), "got:\n" << m.object.dump(2) << "\nexpected:\n" << expected[i].body().dump(2));

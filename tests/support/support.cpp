@@ -84,6 +84,21 @@ std::vector<engine::Object> load_objects(const std::string& text, const std::str
   return out;
 }
 
+std::shared_ptr<const engine::Inventory> state_without(const std::vector<engine::Object>& objects, size_t skip,
+                                                       const engine::Config& config, bool complete) {
+  auto inv = std::make_shared<engine::Inventory>(engine::kinds_read(registry(), config));
+  inv->set_complete(complete);
+  uint32_t id = 0;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    engine::Object o = objects[i];
+    o.id = id++;
+    if (i == skip || !o.is_kubernetes_object()) continue;
+    const std::string ns = engine::effective_namespace(o, config);
+    inv->add(std::make_shared<engine::Object>(std::move(o)), ns);
+  }
+  return inv;
+}
+
 engine::Result lint(const std::string& text, const LintOptions& options) {
   engine::Config config = engine::default_config(registry());
   if (!options.config_yaml.empty()) {

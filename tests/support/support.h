@@ -60,6 +60,10 @@ std::shared_ptr<const engine::SchemaStore> shared_schemas();
 engine::Result lint(const std::string& text, const LintOptions& options = {});
 // Objects of a YAML text (diagnostics fail the test).
 std::vector<engine::Object> load_objects(const std::string& text, const std::string& file = "test.yaml");
+// The objects but the one at `skip` (every one when it is out of range), as the cluster state a
+// fix or the webhook reads: what `gpuguard mutate` gives each object of a file.
+std::shared_ptr<const engine::Inventory> state_without(const std::vector<engine::Object>& objects, size_t skip,
+                                                       const engine::Config& config, bool complete);
 
 struct Run {
   int exit_code = -1;

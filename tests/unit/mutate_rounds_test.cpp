@@ -62,22 +62,6 @@ engine::MutateResult run(const engine::Object& obj, const engine::Config& config
   return engine::mutate(obj, test::registry(), config, mo);
 }
 
-// The other objects of a file as the cluster state, complete: what `gpuguard mutate` gives each
-// object (Namespaces, PriorityClasses, LocalQueues, ... of the file).
-std::shared_ptr<const engine::Inventory> others(const std::vector<engine::Object>& objects, size_t skip, const engine::Config& config) {
-  auto inv = std::make_shared<engine::Inventory>(engine::kinds_read(test::registry(), config));
-  inv->set_complete(true);
-  uint32_t id = 0;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    engine::Object o = objects[i];
-    o.id = id++;
-    if (i == skip || !o.is_kubernetes_object()) continue;
-    const std::string ns = engine::effective_namespace(o, config);
-    inv->add(std::make_shared<engine::Object>(std::move(o)), ns);
-  }
-  return inv;
-}
-
 }  // namespace
 
 TEST_SUITE("unit") {
@@ -192,7 +176,7 @@ TEST_CASE("mutate: every object of the tests, the examples and the corpus mutate
         const engine::Config& config = configs[variant == 0 ? 0 : 1];
         engine::MutateOptions mo;
         if (variant == 2) {
-          mo.base = others(objs, k, config);
+          mo.base = test::state_without(objs, k, config, true);
           mo.complete = true;
         }
         const auto reference = run(o, config, true, mo);

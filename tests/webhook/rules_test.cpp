@@ -67,22 +67,6 @@ std::shared_ptr<const engine::Config> make_config(const Directives& d, bool temp
   return std::make_shared<engine::Config>(std::move(c));
 }
 
-// The other objects of a fixture, as the cluster state.
-std::shared_ptr<const engine::Inventory> state_without(const std::vector<engine::Object>& objects, size_t skip,
-                                                       const engine::Config& config, bool complete) {
-  auto inv = std::make_shared<engine::Inventory>(engine::kinds_read(test::registry(), config));
-  inv->set_complete(complete);
-  uint32_t id = 0;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    engine::Object o = objects[i];
-    o.id = id++;
-    if (i == skip || !o.is_kubernetes_object()) continue;
-    std::string ns = engine::effective_namespace(o, config);
-    inv->add(std::make_shared<engine::Object>(std::move(o)), ns);
-  }
-  return inv;
-}
-
 json review(const engine::Object& o) {
   json body = o.body();
   std::string ns = o.namespace_.empty() && !o.cluster_scoped() ? "default" : o.namespace_;
@@ -130,7 +114,7 @@ TEST_CASE("every fix: /mutate answers the patch that gives the mutated fixture, 
       REQUIRE(inputs.size() == expected.size());
       for (size_t i = 0; i < inputs.size(); ++i) {
         if (!inputs[i].is_kubernetes_object() || inputs[i].body() == expected[i].body()) continue;
-        auto state = state_without(inputs, i, only, d.complete);
+        auto state = test::state_without(inputs, i, only, d.complete);
         webhook::Outcome outcome;
         auto answer = admission.handle(webhook::Endpoint::mutate, review(inputs[i]).dump(), "application/json", state, outcome);
         REQUIRE(answer.status == 200);
@@ -180,7 +164,7 @@ TEST_CASE("every error rule: /validate denies its disallowed fixtures and names 
         const uint32_t to = i + 1 < objects.size() ? objects[i + 1].pos.line : UINT32_MAX;
         bool expected = std::any_of(expect_lines.begin(), expect_lines.end(), [&](uint32_t l) { return l >= from && l < to; });
         if (!expected) continue;
-        auto state = state_without(objects, i, *config, d.complete);
+        auto state = test::state_without(objects, i, *config, d.complete);
         webhook::Outcome outcome;
         auto answer = admission.handle(webhook::Endpoint::validate, review(objects[i]).dump(), "application/json", state, outcome);
         REQUIRE(answer.status == 200);
