@@ -145,11 +145,15 @@ int json(const uint8_t* data, size_t size) {
                                                      [&](engine::YamlDocument&& d) { docs.push_back(std::move(d)); }, diags,
                                                      0, /*yaml_after_json=*/false);
     const bool too_deep = !diags.empty() && diags[0].message.find("nesting deeper") != std::string::npos;
+    // nlohmann's lexer takes a NUL byte for the end of its input ("7\0garbage" reads as 7); the
+    // stream reader reads on and names the byte, as Go's decoder refuses it. Texts with one are
+    // compared only where nlohmann refuses.
+    const bool nul = text_of(data, size).find('\0') != std::string_view::npos;
     const bool refused = std::any_of(diags.begin(), diags.end(),
                                      [](const engine::Diagnostic& d) { return !d.message.starts_with("duplicate mapping key"); });
     if (body.is_discarded()) {
       if (!refused && values == 1) __builtin_trap();
-    } else if (!too_deep) {
+    } else if (!too_deep && !nul) {
       if (refused || values != 1 || docs.size() != (body.is_null() ? 0u : 1u)) __builtin_trap();
       if (!docs.empty() && !engine::identical(docs[0].body(), engine::PositionIndex::from_json(body)->json_of(0))) __builtin_trap();
     }
