@@ -21,9 +21,6 @@ class RE2;
 
 namespace gpuguard::engine {
 
-// What the webhook does with a rule's findings: deny on errors and warn on warnings (enforce),
-// only warn (warn: errors become warnings), or only log and count (audit).
-enum class Mode : uint8_t { enforce, warn, audit };
 [[nodiscard]] std::string_view to_string(Mode m);
 
 struct RuleSettings {

@@ -250,11 +250,12 @@ struct Evaluation::Impl {
 
   bool wanted(uint32_t object_id) const { return !options.focus_on_added || (object_id >= first_id && object_id != kNoObject); }
 
-  void push(const Rule& rule, const RuleSettings& settings, Finding f) {
+  void push(const Rule& rule, const RuleSettings& settings, Finding&& f) {
     settle(f.object);
     if (!wanted(f.object.id)) return;
     f.rule = rule.info().id;
     f.severity = settings.severity;
+    f.mode = settings.mode;
     if (auto it = exemptions.find(f.object.id); it != exemptions.end()) {
       if (auto why = it->second.suppresses(f.rule, f.pointer)) {
         f.suppressed = true;
@@ -277,7 +278,7 @@ struct Evaluation::Impl {
     return d;
   }
 
-  void push(uint32_t rule, Finding f) { push(*plan->rules()[rule], plan->settings(rule), std::move(f)); }
+  void push(uint32_t rule, Finding&& f) { push(*plan->rules()[rule], plan->settings(rule), std::move(f)); }
 
   void collect_exemptions(const Object& obj, const std::string& ns, Precheck& out) const;
 

@@ -168,6 +168,7 @@ struct Finding {
   std::string pointer;      // JSON pointer into the object
   Pos pos;
   Severity severity = Severity::warning;
+  Mode mode = Mode::enforce;  // the rule's, as configured (RuleSettings::mode): what the webhook does with it
   bool suppressed = false;
   std::optional<json> fix;  // RFC 6902 operations on the object
   std::string suppression;  // why: the ignore annotation's reason, or the config exclusion

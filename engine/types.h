@@ -20,6 +20,10 @@ struct Pos {
 
 enum class Severity : uint8_t { info = 0, warning = 1, error = 2 };
 
+// What the webhook does with a rule's findings: deny on errors and warn on warnings (enforce),
+// only warn (warn: errors become warnings), or only log and count (audit).
+enum class Mode : uint8_t { enforce, warn, audit };
+
 [[nodiscard]] std::string_view to_string(Severity s);
 [[nodiscard]] std::optional<Severity> parse_severity(std::string_view s);
 

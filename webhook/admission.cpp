@@ -379,7 +379,7 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
 
     std::vector<std::string> errors, warnings;
     for (const auto& f : findings) {
-      engine::Mode mode = config.rule(f.rule).mode;
+      const engine::Mode mode = f.mode;
       if (mode == engine::Mode::audit || f.severity == Severity::info) continue;
       if (f.severity == Severity::error && mode == engine::Mode::enforce) errors.push_back(finding_line(f));
       else warnings.push_back(finding_line(f));

@@ -557,12 +557,11 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
           rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
           return;
         }
-        const engine::Config& config = snap.admission->config();
         std::vector<Metrics::FindingLabels> counted;  // /mutate's findings are its fixes, not counted
         if (endpoint == Endpoint::validate) {
           counted.reserve(outcome.findings.size());
           for (const auto& f : outcome.findings)
-            counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(config.rule(f.rule).mode)});
+            counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(f.mode)});
         }
         rt.metrics_.admission(name, outcome.operation, outcome.kind, outcome.decision, seconds, counted);
         for (const auto& [rule, e] : outcome.rule_errors) {
