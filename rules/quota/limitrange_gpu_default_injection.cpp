@@ -193,30 +193,28 @@ spec:
     const Inventory& inv = ctx.inventory();
     auto& state = *static_cast<State*>(ctx.state());
     const auto& gpus = ctx.settings().gpu_resources;
-    static const Records<Template> kNone;
 
-    // What each LimitRange does to each GPU resource, by namespace and resource, in listing order.
-    struct Source {
-      const Object* lr = nullptr;
-      const quota::GpuLimits* g = nullptr;  // kept with the LimitRange (quota::container_gpu_limits)
-      Effect effect = Effect::none;
-    };
-    // Keyed by namespace and resource: views of the strings of `wanted` and of the kept GpuLimits.
-    std::map<std::pair<std::string_view, std::string_view>, std::vector<Source>> sources;
     // Only namespaces where something is in focus need the work: a LimitRange (all of them in the
-    // linter, the admitted one in the webhook), or a pod template seen in this evaluation.
-    std::set<std::string, std::less<>> wanted;
-    for (const auto& [ns, templates] : state.namespaces) wanted.insert(ns);
+    // linter, the admitted one in the webhook), or a pod template seen in this evaluation. Views of
+    // the state's and the inventory's strings, in order and each once.
+    std::vector<std::string_view> wanted;
+    wanted.reserve(state.namespaces.size() + 1);
+    for (const auto& [ns, templates] : state.namespaces) wanted.emplace_back(ns);
     if (const auto* focused = ctx.focused()) {
       for (const Object* o : *focused)
-        if (o->is("", "LimitRange")) wanted.insert(inv.namespace_of(*o));
+        if (o->is("", "LimitRange")) wanted.emplace_back(inv.namespace_of(*o));
     } else {
-      for (const Object* lr : inv.list("", "LimitRange")) wanted.insert(inv.namespace_of(*lr));
+      for (const Object* lr : inv.list("", "LimitRange")) wanted.emplace_back(inv.namespace_of(*lr));
     }
-    // The LimitRanges of those namespaces, each namespace's in listing order (the order the
-    // LimitRanger applies them in, and all `sources` needs): the webhook's request looks at a few
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+
+    // Namespace by namespace, what each of its LimitRanges does to each GPU resource, in listing
+    // order (the order the LimitRanger applies them in): the webhook's request looks at a few
     // namespaces, not at every LimitRange of the cluster state.
-    for (const std::string& ns : wanted) {
+    std::vector<std::pair<std::string_view, std::vector<Source>>> sources;  // by resource: a view of the kept GpuLimits
+    for (const std::string_view ns : wanted) {
+      sources.clear();
       for (const Object* lr : inv.list("", "LimitRange", ns)) {
         for (const auto& g : quota::container_gpu_limits(*lr, gpus)) {
           Effect effect = Effect::none;
@@ -225,73 +223,88 @@ spec:
           else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
             effect = Effect::request_from_min;
           if (effect == Effect::none) continue;
-          sources[{ns, g.resource}].push_back(Source{lr, &g, effect});
+          auto it = std::find_if(sources.begin(), sources.end(), [&](const auto& s) { return s.first == g.resource; });
+          if (it == sources.end()) it = sources.insert(sources.end(), {g.resource, {}});
+          it->second.push_back(Source{lr, &g, effect});
         }
       }
-    }
-
-    for (const auto& [key, list] : sources) {
-      const std::string ns(key.first);
-      const std::string& r = list.front().g->resource;
-      auto it = state.namespaces.find(ns);
-      const Records<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
-      // The LimitRanger applies every LimitRange in turn, and a later one finds the resource already
-      // set: the first one that defaults it is the one each pod gets. Each template is reported
-      // once, naming it; every LimitRange is reported on itself.
-      const Source& first = list.front();
-      const std::string lr_name = "LimitRange " + ns + "/" + first.lr->name +
-                                  (list.size() > 1 ? " (the first of " + std::to_string(list.size()) + " that default " + r + ")" : "");
-      // The templates it gives the resource to: how many, and the first three by name.
-      size_t affected = 0;
-      std::vector<std::string> shown;
-      for (const auto& tpl : templates) {
-        std::vector<std::string> receivers;
-        const size_t total = tpl.init.size() + tpl.regular.size();
-        for (const auto* list : {&tpl.init, &tpl.regular})
-          for (const Ctr& c : *list)
-            if (!c.find(r)) receivers.push_back(describe(Container{Node(), "", c.name, c.kind}));
-        if (receivers.empty()) continue;
-        if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
-        if (++affected <= 3) shown.push_back(tpl.what());
-        report_template(ctx, tpl, receivers, total, first.effect, *first.g, lr_name);
-      }
-
-      std::string here;
-      if (affected > 0) here = "; in this namespace: " + join(shown) + (affected > 3 ? " and " + std::to_string(affected - 3) + " more" : "");
-      for (const Source& src : list) {
-        if (!ctx.in_focus(*src.lr)) continue;  // a finding out of focus is not wanted: skip its message
-        const Effect effect = src.effect;
-        const quota::GpuLimits& g = *src.g;
-        if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected == 0) continue;
-        const std::string d = g.eff_default ? g.eff_default->to_string() : "";
-        switch (effect) {
-          case Effect::explicit_default:
-            ctx.report(*src.lr, g.pointer("default"),
-                       "default " + r + ": " + d + " is given by the LimitRanger to every container and init container in namespace " +
-                           ns + " that does not set " + r + ", native sidecars included: a pod with one GPU container and a sidecar holds " +
-                           (g.eff_default->to_int64() && *g.eff_default->to_int64() < INT64_MAX ? std::to_string(*g.eff_default->to_int64() + 1) : "more") +
-                           " GPUs instead of 1; use default " + r + ": 0, or set " + r + ": 0 on every sidecar and init container" + here);
-            break;
-          case Effect::default_from_max:
-            ctx.report(*src.lr, g.pointer("max"),
-                       "max " + r + ": " + d + " has no default, so the API sets default and defaultRequest to " + d +
-                           ": every container and init container in namespace " + ns + " that does not set " + r +
-                           ", sidecars included, gets " + d + " GPUs; write default: {" + r + ": 0} explicitly" + here);
-            break;
-          case Effect::request_from_min:
-            ctx.report(*src.lr, g.pointer("min"),
-                       "min " + r + ": " + g.eff_request->to_string() + " without a default or max makes the API set defaultRequest " +
-                           g.eff_request->to_string() + " and no default limit: every container in namespace " + ns + " that omits " + r +
-                           " gets a GPU request without a limit, and the API server rejects its pod (\"Limit must be set for non "
-                           "overcommitable resources\"); add default and defaultRequest (0, or the min)" + here);
-            break;
-          case Effect::none: break;
-        }
-      }
+      std::sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [resource, list] : sources) report(ctx, ns, list, state);
     }
   }
 
  private:
+  // What each LimitRange does to each GPU resource.
+  struct Source {
+    const Object* lr = nullptr;
+    const quota::GpuLimits* g = nullptr;  // kept with the LimitRange (quota::container_gpu_limits)
+    Effect effect = Effect::none;
+  };
+
+  // The findings of the LimitRanges of namespace `ns` that default one resource (`list`, in the
+  // order they apply), on the templates they give it to and on themselves.
+  static void report(FinishContext& ctx, std::string_view ns_view, const std::vector<Source>& list, State& state) {
+    static const Records<Template> kNone;
+    const Inventory& inv = ctx.inventory();
+    const std::string ns(ns_view);
+    const std::string& r = list.front().g->resource;
+    auto it = state.namespaces.find(ns);
+    const Records<Template>& templates = it == state.namespaces.end() ? kNone : it->second;
+    // The LimitRanger applies every LimitRange in turn, and a later one finds the resource already
+    // set: the first one that defaults it is the one each pod gets. Each template is reported
+    // once, naming it; every LimitRange is reported on itself.
+    const Source& first = list.front();
+    const std::string lr_name = "LimitRange " + ns + "/" + first.lr->name +
+                                (list.size() > 1 ? " (the first of " + std::to_string(list.size()) + " that default " + r + ")" : "");
+    // The templates it gives the resource to: how many, and the first three by name.
+    size_t affected = 0;
+    std::vector<std::string> shown;
+    for (const auto& tpl : templates) {
+      std::vector<std::string> receivers;
+      const size_t total = tpl.init.size() + tpl.regular.size();
+      for (const auto* list : {&tpl.init, &tpl.regular})
+        for (const Ctr& c : *list)
+          if (!c.find(r)) receivers.push_back(describe(Container{Node(), "", c.name, c.kind}));
+      if (receivers.empty()) continue;
+      if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
+      if (++affected <= 3) shown.push_back(tpl.what());
+      report_template(ctx, tpl, receivers, total, first.effect, *first.g, lr_name);
+    }
+
+    std::string here;
+    if (affected > 0) here = "; in this namespace: " + join(shown) + (affected > 3 ? " and " + std::to_string(affected - 3) + " more" : "");
+    for (const Source& src : list) {
+      if (!ctx.in_focus(*src.lr)) continue;  // a finding out of focus is not wanted: skip its message
+      const Effect effect = src.effect;
+      const quota::GpuLimits& g = *src.g;
+      if (effect == Effect::explicit_default && inv.complete() && !templates.empty() && affected == 0) continue;
+      const std::string d = g.eff_default ? g.eff_default->to_string() : "";
+      switch (effect) {
+        case Effect::explicit_default:
+          ctx.report(*src.lr, g.pointer("default"),
+                     "default " + r + ": " + d + " is given by the LimitRanger to every container and init container in namespace " +
+                         ns + " that does not set " + r + ", native sidecars included: a pod with one GPU container and a sidecar holds " +
+                         (g.eff_default->to_int64() && *g.eff_default->to_int64() < INT64_MAX ? std::to_string(*g.eff_default->to_int64() + 1) : "more") +
+                         " GPUs instead of 1; use default " + r + ": 0, or set " + r + ": 0 on every sidecar and init container" + here);
+          break;
+        case Effect::default_from_max:
+          ctx.report(*src.lr, g.pointer("max"),
+                     "max " + r + ": " + d + " has no default, so the API sets default and defaultRequest to " + d +
+                         ": every container and init container in namespace " + ns + " that does not set " + r +
+                         ", sidecars included, gets " + d + " GPUs; write default: {" + r + ": 0} explicitly" + here);
+          break;
+        case Effect::request_from_min:
+          ctx.report(*src.lr, g.pointer("min"),
+                     "min " + r + ": " + g.eff_request->to_string() + " without a default or max makes the API set defaultRequest " +
+                         g.eff_request->to_string() + " and no default limit: every container in namespace " + ns + " that omits " + r +
+                         " gets a GPU request without a limit, and the API server rejects its pod (\"Limit must be set for non "
+                         "overcommitable resources\"); add default and defaultRequest (0, or the min)" + here);
+          break;
+        case Effect::none: break;
+      }
+    }
+  }
+
   static void report_template(FinishContext& ctx, const Template& tpl,
                               const std::vector<std::string>& receivers, size_t total, Effect effect,
                               const quota::GpuLimits& g, const std::string& lr_name) {
