@@ -1,7 +1,6 @@
 #include "engine/positions.h"
 
 #include <charconv>
-#include <cstring>
 #include <limits>
 
 namespace gpuguard::engine {
@@ -16,14 +15,10 @@ PositionIndex::Children PositionIndex::children(NodeId n) const {
 PositionIndex::NodeId PositionIndex::entry(NodeId n, std::string_view key) const {
   const Node& node = nodes_[n];
   if (node.type != Type::mapping) return kNoNode;
-  // Most keys of a mapping differ from the one looked for in length or in their first byte: those
-  // are passed over without a call to memcmp.
-  for (NodeId c = n + 1; c < node.end; c = nodes_[c].end) {
-    const Node& e = nodes_[c];
-    if ((e.flags & kReplaced) != 0 || e.key_size != key.size()) continue;
-    const char* k = text_.data() + e.key_offset;
-    if (key.empty() || (k[0] == key[0] && std::memcmp(k + 1, key.data() + 1, key.size() - 1) == 0)) return c;
-  }
+  for (NodeId c = n + 1; c < node.end; c = nodes_[c].end)
+    if ((nodes_[c].flags & kReplaced) == 0 && nodes_[c].key_size == key.size() &&
+        std::string_view(text_.data() + nodes_[c].key_offset, key.size()) == key)
+      return c;
   return kNoNode;
 }
 
