@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <set>
 
 #include "engine/inventory.h"
 #include "engine/kinds.h"
