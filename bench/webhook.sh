@@ -18,6 +18,7 @@
 #   bench/webhook.sh BUILD_DIR          (DURATION=2, ROUNDS=15, STATE=10000)
 set -euo pipefail
 export LC_ALL=C  # printf's and awk's decimal point
+source "$(dirname "$0")/stats.sh"
 build=${1:?usage: bench/webhook.sh BUILD_DIR}
 duration=${DURATION:-2}
 rounds=${ROUNDS:-15}
@@ -101,30 +102,6 @@ to_ms() {  # wrk prints 512.00us, 1.20ms, 2.01s
     if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000; printf "%.3f", n }'
 }
 
-# median VALUES...: the middle value (the mean of the two middle ones for an even count).
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# median_ci N: "K COVERAGE" for a distribution-free confidence interval of the median of N values,
-# [the K-th smallest, the K-th largest]: the largest K whose two tails, each P(Binomial(N, 1/2) < K),
-# leave at least 95 % (with fewer than 6 values none does: the whole range, 1 - 2/2^N).
-median_ci() {
-  awk -v n="$1" 'BEGIN {
-    k = 1; c = 1; tail = 1 / 2 ^ n  # c = C(n, k - 1), tail = P(X <= k - 1): the interval misses on each side
-    for (;;) {
-      next_c = c * (n - k + 1) / k
-      next_tail = tail + next_c / 2 ^ n
-      if (k + 1 > (n + 1) / 2 || next_tail > 0.025) break
-      k++; c = next_c; tail = next_tail
-    }
-    printf "%d %.1f\n", k, 100 * (1 - 2 * tail)
-  }'
-}
-# ci VALUES...: "lo-hi", the interval median_ci gives for them.
-ci() {
-  local k
-  read -r k _ < <(median_ci $#)
-  printf '%s\n' "$@" | sort -g | awk -v k="$k" '{ v[NR] = $1 } END { printf "%g-%g", v[k], v[NR - k + 1] }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 # histogram WEBHOOK: "evaluations-within-100-µs total" so far, from gpuguard's own duration
 # histogram (what it measures inside the server, around the evaluation of each review).
 histogram() {
@@ -141,7 +118,6 @@ histogram() {
 
 printf '%-10s %5s %10s %10s %9s %9s %9s %9s  %-20s %-20s %-8s %s\n' path conns "floor r/s" "gpug r/s" "floor p50" "gpug p50" \
   "floor p99" "gpug p99" "rps/floor [CI]" "p99/floor [CI]" "<=100us" "verdict"
-missed=() targets=0
 for path in validate mutate; do
   for c in 1 4 32; do
     frps=() grps=() fp50=() gp50=() fp99=() gp99=() rr=() pr=()
@@ -160,9 +136,8 @@ for path in validate mutate; do
     read -r fast_after all_after < <(histogram "$path")
     ((all_after > all_before)) || { echo "webhook bench: gpuguard's /metrics counted none of the cell's requests" >&2; exit 1; }
     rm=$(printf '%.3f' "$(median "${rr[@]}")") pm=$(printf '%.3f' "$(median "${pr[@]}")") verdict=""
-    awk -v r="$rm" -v t="$min_rps" 'BEGIN { exit !(r >= t) }' || { verdict+="req/s "; missed+=("/$path $c req/s $rm"); }
-    awk -v p="$pm" -v t="$max_p99" 'BEGIN { exit !(p <= t) }' || { verdict+="p99 "; missed+=("/$path $c p99 $pm"); }
-    targets=$((targets + 2))
+    judge "/$path $c req/s" "$rm" least "$min_rps" || verdict+="req/s "
+    judge "/$path $c p99" "$pm" most "$max_p99" || verdict+="p99 "
     if [[ -z $verdict ]]; then verdict=met; else verdict="missed: $verdict"; fi
     printf '%-10s %5s %10.0f %10.0f %9.3f %9.3f %9.3f %9.3f  %-20s %-20s %6.2f %%  %s\n' "/$path" "$c" \
       "$(median "${frps[@]}")" "$(median "${grps[@]}")" "$(median "${fp50[@]}")" "$(median "${gp50[@]}")" \
@@ -175,11 +150,7 @@ read -r _ coverage < <(median_ci "$rounds")
 echo "(median of $rounds rounds of ${duration} s per server; ratios are the rounds' own, gpuguard over the floor;"
 echo " [CI]: a $coverage % confidence interval of that median, from the rounds' order statistics;"
 echo " <=100us: the share of that cell's evaluations gpuguard's own histogram counts within 100 µs)"
-if ((${#missed[@]} == 0)); then
-  echo "verdict: all $targets targets met (req/s ≥ $min_rps × floor, p99 ≤ $max_p99 × floor at 1, 4 and 32 connections, both endpoints)"
-else
-  echo "verdict: $((targets - ${#missed[@]})) of $targets targets met; missed: $(printf '%s; ' "${missed[@]}" | sed 's/; $//')"
-fi
+verdict "req/s ≥ $min_rps × floor, p99 ≤ $max_p99 × floor at 1, 4 and 32 connections, both endpoints"
 
 # In-process evaluation, from the server's own histogram: the share of requests done in ≤ 100 µs.
 metrics=$(curl -sk "https://127.0.0.1:$port/metrics")
