@@ -10,6 +10,7 @@
 // A Records holds no empty run. It reads like a vector that is only appended to: push_back,
 // emplace_back, front, size, empty, clear, and forward iteration in input order.
 
+#include <algorithm>
 #include <cstddef>
 #include <iterator>
 #include <utility>
@@ -70,7 +71,8 @@ class Records {
   void push_back(T value) { tail().push_back(std::move(value)); }
   template <typename... Args>
   T& emplace_back(Args&&... args) {
-    return tail().emplace_back(std::forward<Args>(args)...);
+    T value(std::forward<Args>(args)...);  // made first: a throwing constructor leaves no empty run
+    return tail().emplace_back(std::move(value));
   }
 
   [[nodiscard]] bool empty() const { return runs_.empty(); }
@@ -99,10 +101,20 @@ class Records {
   }
 
  private:
+  // The run to append to, with room for one more record. The first run grows as a vector does (the
+  // webhook's request records a few); once it holds kRun, each new run is allocated at kRun, so a
+  // large input's records take no more than they need (a vector doubling to 100,000 records of a
+  // rule holds up to twice that) and are never copied into a larger block.
   std::vector<T>& tail() {
-    if (runs_.empty()) runs_.emplace_back();
+    if (runs_.empty() || (runs_.back().size() == runs_.back().capacity() && runs_.back().size() >= kRun)) {
+      std::vector<T> run;
+      run.reserve(runs_.empty() ? 1 : kRun);  // before the run is added: a failure leaves no empty run
+      runs_.push_back(std::move(run));
+    }
     return runs_.back();
   }
+  // About 64 KiB of records a run.
+  static constexpr size_t kRun = std::max<size_t>(16, (size_t{64} << 10) / sizeof(T));
 
   std::vector<std::vector<T>> runs_;
 };

@@ -72,6 +72,36 @@ TEST_SUITE("unit") {
     }
   }
 
+  TEST_CASE("Records: a large state is kept in runs of fixed size, never moved into a larger block") {
+    // 64 KiB of records a run: 2,048 of 32 bytes (std::string). Pushed across several run
+    // boundaries, merged with a state that is itself past one, and pushed to again.
+    Records<std::string> early, later;
+    std::vector<std::string> expected;
+    std::vector<const std::string*> addresses;
+    for (int i = 0; i < 5000; ++i) {
+      expected.push_back("early-" + std::to_string(i));
+      addresses.push_back(&early.emplace_back(expected.back()));
+    }
+    // A record, once past the first run, stays where it was made while more are added.
+    for (size_t i = 2048; i < addresses.size(); ++i) CHECK(*addresses[i] == expected[i]);
+    size_t k = 0;
+    for (const auto& v : early) {
+      if (k >= 2048) CHECK(&v == addresses[k]);  // a vector doubling would have moved these at 4,096
+      ++k;
+    }
+    for (int i = 0; i < 3000; ++i) {
+      later.push_back("later-" + std::to_string(i));
+      expected.push_back("later-" + std::to_string(i));
+    }
+    append(early, later);
+    for (int i = 0; i < 2100; ++i) {
+      early.push_back("after-" + std::to_string(i));
+      expected.push_back("after-" + std::to_string(i));
+    }
+    CHECK(listed(early) == expected);
+    CHECK(early.front() == "early-0");
+  }
+
   TEST_CASE("Records: a merge adopts the later state's records without moving them") {
     Records<std::unique_ptr<int>> early, later;
     early.push_back(std::make_unique<int>(1));
