@@ -12,6 +12,8 @@ namespace {
 
 constexpr std::string_view kKueueLabel = "kueue.x-k8s.io/priority-class";
 constexpr std::string_view kRayLabel = "ray.io/priority-class-name";
+constexpr std::string_view kKueueWhere = "the Kueue label kueue.x-k8s.io/priority-class";
+constexpr std::string_view kRayWhere = "the KubeRay label ray.io/priority-class-name";
 
 std::optional<std::string> non_empty(Node v) {
   if (!v.is_string() || v.str().empty()) return std::nullopt;
@@ -25,10 +27,10 @@ std::vector<NamedClass> named_priority_classes(const Object& obj) {
   if (!obj.is_kubernetes_object()) return out;
   const std::string labels = "/metadata/labels/";
   if (auto n = non_empty(obj.label(kKueueLabel)))
-    out.push_back({*n, labels + pointer_escape(kKueueLabel), ClassKind::workload, "the Kueue label " + std::string(kKueueLabel)});
+    out.push_back({*n, labels + pointer_escape(kKueueLabel), ClassKind::workload, kKueueWhere});
   if (obj.gvk.group == "ray.io")
     if (auto n = non_empty(obj.label(kRayLabel)))
-      out.push_back({*n, labels + pointer_escape(kRayLabel), ClassKind::pod, "the KubeRay label " + std::string(kRayLabel)});
+      out.push_back({*n, labels + pointer_escape(kRayLabel), ClassKind::pod, kRayWhere});
   const Node spec = member(obj.root(), "spec");
   if (spec.is_object()) {
     if (obj.is("scheduling.volcano.sh", "PodGroup")) {
@@ -46,7 +48,7 @@ std::vector<NamedClass> named_priority_classes(const Object& obj) {
   for (const auto& t : pod_templates(obj))
     if (auto n = non_empty(member(t.spec, "priorityClassName")))
       out.push_back({*n, t.spec_pointer() + "/priorityClassName", ClassKind::pod,
-                     t.pointer.empty() ? std::string("the pod") : "the pod template"});
+                     t.pointer.empty() ? "the pod" : "the pod template"});
   return out;
 }
 

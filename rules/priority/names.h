@@ -22,7 +22,9 @@ struct NamedClass {
   std::string name;
   std::string pointer;  // JSON pointer of the field or label that names it
   ClassKind kind = ClassKind::pod;
-  std::string where;    // "the pod template", "the PodGroup", "runPolicy.schedulingPolicy.priorityClass", ...
+  // "the pod template", "the PodGroup", "runPolicy.schedulingPolicy.priorityClass", ...: a literal
+  // (priority-class-unknown keeps one per name, 100,000 of them for as many objects).
+  std::string_view where;
 };
 
 // Every non-empty priority class name the object writes, in document order.

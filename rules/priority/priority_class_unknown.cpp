@@ -143,7 +143,7 @@ spec:
       const std::string who = display(r.object);
       if (n.kind == priority::ClassKind::workload) {
         if (workload_classes.count(n.name)) continue;
-        std::string msg = who + ": " + n.where + " names WorkloadPriorityClass \"" + n.name +
+        std::string msg = who + ": " + std::string(n.where) + " names WorkloadPriorityClass \"" + n.name +
                           "\", which does not exist: Kueue cannot resolve the workload's priority, builds no Workload, "
                           "and the job is never admitted";
         if (classes.count(n.name)) msg += " (a PriorityClass of that name exists, but this label names a Kueue WorkloadPriorityClass)";
@@ -166,7 +166,7 @@ spec:
       else
         consequence = "the operator puts it on the gang's PodGroup, whose priority the gang scheduler cannot resolve";
       ctx.report(r.object, n.pointer, r.pos,
-                 who + ": " + n.where + " names PriorityClass \"" + n.name + "\", which does not exist (\"no PriorityClass with name " +
+                 who + ": " + std::string(n.where) + " names PriorityClass \"" + n.name + "\", which does not exist (\"no PriorityClass with name " +
                      n.name + " was found\"): " + consequence);
     }
   }
