@@ -170,6 +170,7 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
   if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   engine::EvalOptions eval_options{complete, nullptr, false, {}, jobs};
   eval_options.teardown = kTeardown;
+  eval_options.list_checked = std::any_of(outputs.begin(), outputs.end(), [](const auto& o) { return o.first == "junit"; });
   auto evaluation = std::make_unique<engine::Evaluation>(registry, config, std::move(eval_options));
   engine::Evaluation& eval = *evaluation;
   const unsigned used = engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags,

@@ -345,8 +345,14 @@ namespace {
 // on several threads).
 class FinishCtx final : public FinishContext {
  public:
-  FinishCtx(const Evaluation::Impl& impl, size_t rule, RuleState* state, std::vector<Finding>& out)
-      : impl_(impl), settings_(impl.plan->settings(rule)), state_(state), out_(out) {}
+  // The findings go to `out`, or, with `direct` (finishing on one thread), straight to the
+  // evaluation's findings as the rule reports them (the rules finish in order either way), instead
+  // of into a vector of the rule's own that doubles as it grows and is then copied from: 52,000
+  // findings of one rule over 100,000 objects held 13.5 MiB there at the run's peak.
+  FinishCtx(const Evaluation::Impl& impl, size_t rule, RuleState* state, std::vector<Finding>& out,
+            Evaluation::Impl* direct = nullptr)
+      : impl_(impl), settings_(impl.plan->settings(rule)), state_(state), out_(out), direct_(direct),
+        rule_(static_cast<uint32_t>(rule)) {}
   const Params& params() const override { return settings_.params; }
   const RunSettings& settings() const override { return impl_.config.settings; }
   RuleState* state() override { return state_; }
@@ -359,7 +365,7 @@ class FinishCtx final : public FinishContext {
     f.pos = obj.position_of(pointer);
     f.pointer = std::move(pointer);
     if (impl_.options.fixes) f.fix = std::move(fix);
-    out_.push_back(std::move(f));
+    emit(std::move(f));
   }
   void report(const ObjectRef& obj, std::string pointer, Pos pos, std::string message,
               std::optional<json> fix) override {
@@ -369,13 +375,13 @@ class FinishCtx final : public FinishContext {
     f.pos = pos.known() ? pos : obj.pos;
     f.pointer = std::move(pointer);
     if (impl_.options.fixes) f.fix = std::move(fix);
-    out_.push_back(std::move(f));
+    emit(std::move(f));
   }
   void report_scope(std::string message) override {
     Finding f;
     f.message = std::move(message);
     f.object.id = kNoObject;
-    out_.push_back(std::move(f));
+    emit(std::move(f));
   }
   bool fixes_wanted() const override { return impl_.options.fixes; }
   bool in_focus(const Object& obj) const override { return impl_.wanted(obj.id); }
@@ -393,10 +399,17 @@ class FinishCtx final : public FinishContext {
   }
 
  private:
+  void emit(Finding&& f) {
+    if (direct_) direct_->push(rule_, std::move(f));
+    else out_.push_back(std::move(f));
+  }
+
   const Evaluation::Impl& impl_;
   const RuleSettings& settings_;
   RuleState* state_;
   std::vector<Finding>& out_;
+  Evaluation::Impl* direct_;
+  uint32_t rule_;
 };
 
 std::vector<std::string> split_ids(std::string_view s) {
@@ -565,7 +578,7 @@ uint32_t Evaluation::Impl::add(Object& obj, std::shared_ptr<Object> held) {
   ++m.objects;
   for (auto& d : pre->diagnostics) m.diagnostics.push_back(std::move(d));
   if (pre->exemptions) m.exemptions.emplace(obj.id, std::move(*pre->exemptions));
-  if (obj.is_kubernetes_object()) m.checked.push_back(pre->ref);
+  if (m.options.list_checked && obj.is_kubernetes_object()) m.checked.push_back(pre->ref);
   if (!focus) {
     for (uint32_t i : m.plan->seeing(obj)) {
       if (m.checked_ahead(i, *pre)) continue;
@@ -618,10 +631,11 @@ Result Evaluation::finish() {
   std::vector<Done> done(n);
   for (size_t i = 0; i < n; ++i)
     if (runs[i]) m.state(i);  // made here, on this thread
+  const unsigned jobs = static_cast<unsigned>(std::min<size_t>(std::max(1u, m.options.jobs), n));
   auto run = [&](size_t i) {
     if (!runs[i]) return;
     const Rule& rule = *m.plan->rules()[i];
-    FinishCtx ctx(m, i, m.states[i].get(), done[i].findings);
+    FinishCtx ctx(m, i, m.states[i].get(), done[i].findings, jobs <= 1 ? &m : nullptr);
     try {
       rule.finish(ctx);
     } catch (const std::exception& e) {
@@ -634,7 +648,6 @@ Result Evaluation::finish() {
     std::vector<Finding>().swap(done[i].findings);
     if (done[i].error) m.diagnostics.push_back(std::move(*done[i].error));
   };
-  const unsigned jobs = static_cast<unsigned>(std::min<size_t>(std::max(1u, m.options.jobs), n));
   if (jobs <= 1) {
     for (size_t i = 0; i < n; ++i) {
       run(i);

@@ -45,13 +45,17 @@ struct EvalOptions {
   // does not hold both). False for a process that ends after its report (`lint` outside the
   // sanitizer builds): they are left to the evaluation's destructor, or to the end of the process.
   bool teardown = true;
+  // Whether Result::checked lists every object checked (JUnit's case per object). Without it,
+  // nothing holds the identity of an object that has no finding once the rules are done with it:
+  // 100,000 objects kept 4.6 MiB of refs and 18 MiB of identities to the end.
+  bool list_checked = true;
 };
 
 struct Result {
   std::vector<Finding> findings;            // sorted by file, line, column, rule
   std::vector<Diagnostic> diagnostics;      // problems with the input itself
   size_t objects = 0;                       // objects checked
-  std::vector<ObjectRef> checked;           // their identities, in input order (for per-object reports)
+  std::vector<ObjectRef> checked;           // their identities, in input order (EvalOptions::list_checked)
 };
 
 // The namespace an object lives in: its own, the config's default for namespaced kinds that name
