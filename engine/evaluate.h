@@ -46,8 +46,8 @@ struct EvalOptions {
   // sanitizer builds): they are left to the evaluation's destructor, or to the end of the process.
   bool teardown = true;
   // Whether Result::checked lists every object checked (JUnit's case per object). Without it,
-  // nothing holds the identity of an object that has no finding once the rules are done with it:
-  // 100,000 objects kept 4.6 MiB of refs and 18 MiB of identities to the end.
+  // nothing holds the identity of an object that has no finding once the rules are done with it
+  // (100,000 objects: a 6 MiB vector of refs, and the identities of the objects without findings).
   bool list_checked = true;
 };
 
