@@ -49,7 +49,9 @@ judge() {
 }
 # verdict DESCRIPTION: "verdict: all N targets met (DESCRIPTION)", or which were missed.
 verdict() {
-  if ((${#missed[@]} == 0)); then
+  if ((targets == 0)); then
+    echo "verdict: nothing judged ($1)"
+  elif ((${#missed[@]} == 0)); then
     echo "verdict: all $targets targets met ($1)"
   else
     echo "verdict: $((targets - ${#missed[@]})) of $targets targets met; missed: $(printf '%s; ' "${missed[@]}" | sed 's/; $//')"
