@@ -36,6 +36,7 @@ struct State final : RuleState {
   void merge(RuleState& later) override {
     for (auto& [name, use] : static_cast<State&>(later).namespaces) {
       NamespaceUse& mine = namespaces[name];
+      // Each state keeps the first of its own objects: this one's are earlier than `later`'s.
       if (!mine.first) mine.first = std::move(use.first);
       mine.workloads += use.workloads;
       mine.resources.merge(use.resources);

@@ -385,6 +385,7 @@ TEST_CASE("precheck checks a run piece by piece as it is parsed, and frees the b
   Config config = default_config(gpuguard::test::registry());
   EvalOptions eo;
   eo.complete = true;
+  eo.list_checked = true;  // the report below lists the objects checked
   auto report = [](const Result& r) {
     std::string s;
     for (const auto& f : r.findings)
