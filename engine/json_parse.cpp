@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <climits>
+#include <cstring>
+#include <limits>
 #include <cstdint>
 #include <string>
 #include <system_error>
@@ -236,10 +239,11 @@ class Reader : public Lexer {
 // A key written twice in one object is left to nlohmann as well (the API server never sends one).
 class JsonDocumentReader : public Lexer {
  public:
-  JsonDocumentReader(std::string_view text, PositionIndex& doc) : Lexer(text), doc_(doc) {
-    // Room for a typical body's nodes and all of its strings (they are never longer than the
-    // text), so neither buffer grows while it is read.
-    doc_.nodes_.reserve(text.size() / 24 + 8);
+  // `node_bound`: json_node_bound(text), which the reader never passes (a value is a node only
+  // once it starts, and each value after a container's first follows a comma); its nodes and all
+  // of its strings (never longer than the text) are reserved, so neither buffer grows.
+  JsonDocumentReader(std::string_view text, PositionIndex& doc, size_t node_bound) : Lexer(text), doc_(doc) {
+    doc_.nodes_.reserve(node_bound);
     doc_.text_.reserve(text.size());
   }
 
@@ -481,6 +485,18 @@ class SaxBuilder {
 };
 static_assert(std::is_nothrow_default_constructible_v<SaxBuilder>);
 
+// No JSON text of `size` bytes holds more nodes: a value takes a byte (a scalar) or two (a
+// container), and each value but the root and the first of a container follows a comma.
+constexpr size_t cheap_node_bound(size_t size) { return size / 2 + 1; }
+
+// Texts up to this size are not measured before they are read (unless max_nodes asks): their
+// node array is reserved at cheap_node_bound (at most 32,769 nodes, 1.5 MiB), which a read never
+// passes either, and the fast reader tells how deeply they nest.
+constexpr size_t kMeasureAbove = 64u << 10;
+
+// A NUL byte anywhere: the text is not JSON (nlohmann's lexer would end its input there).
+bool has_nul(std::string_view text) { return std::memchr(text.data(), 0, text.size()) != nullptr; }
+
 // What json::parse(text, nullptr, false) gives, built by SaxBuilder.
 json nlohmann_parse(std::string_view text) {
   SaxBuilder builder;
@@ -493,39 +509,252 @@ json nlohmann_parse(std::string_view text) {
 json parse_json(std::string_view text) {
   json out;
   if (parse_json_fast(text, out)) return out;
+  if (has_nul(text)) return json(json::value_t::discarded);
   return nlohmann_parse(text);
 }
 
 namespace {
 
-// Nesting depth of a JSON text (outside strings), so a hostile text is refused before nlohmann
-// builds it.
-bool depth_within(std::string_view text, unsigned max_depth) {
+// How deeply a text's brackets nest and how many nodes its document can hold, outside strings, in
+// one pass: JSON or not (a hostile text is measured before anything is built).
+struct TextShape {
+  size_t nodes = 1;    // json_node_bound
+  unsigned depth = 0;  // deepest nesting of '[' and '{' (saturates)
+};
+
+bool json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+TextShape text_shape(std::string_view text) {
+  TextShape shape;
+  size_t commas = 0, containers = 0;
   unsigned depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') {
-      if (++depth > max_depth) return false;
-    } else if ((c == '}' || c == ']') && depth > 0) {
-      --depth;
+  const char* p = text.data();
+  const char* const end = p + text.size();
+  while (p < end) {
+    switch (*p++) {
+      case '"':
+        // A string, to its closing quote (a backslash takes the byte after it).
+        for (;;) {
+          p = plain_json_bytes(p, end);
+          if (p == end) break;
+          const char c = *p++;
+          if (c == '"') break;
+          if (c == '\\' && p < end) ++p;
+        }
+        break;
+      case ',': ++commas; break;
+      case '[':
+      case '{': {
+        if (depth < UINT_MAX) ++depth;
+        if (depth > shape.depth) shape.depth = depth;
+        // Empty ("[ ]") holds no node; each white space byte is passed at most twice.
+        const char* q = p;
+        while (q < end && json_space(*q)) ++q;
+        if (q == end || (*q != ']' && *q != '}')) ++containers;
+        break;
+      }
+      case ']':
+      case '}':
+        if (depth > 0) --depth;
+        break;
+      default: break;
     }
   }
-  return true;
+  // A value is the root, or follows a comma, or is the first of a non-empty container.
+  shape.nodes = 1 + commas + containers;
+  return shape;
 }
 
 }  // namespace
 
+// nlohmann's parser feeding a document (engine/positions.h) from its SAX events, as the fast reader
+// builds it, for the texts that reader leaves to nlohmann: no JSON tree is made. Of keys written
+// twice in one object the last is kept, as nlohmann keeps it: the others are marked replaced as the
+// object ends, and their subtrees are taken out of the node array when the document is done (so
+// it holds the nodes PositionIndex::from_json makes of nlohmann's value). Iterative, like nlohmann's
+// parser: no depth can overflow the stack.
+class JsonSaxDocumentBuilder {
+ public:
+  using number_integer_t = json::number_integer_t;
+  using number_unsigned_t = json::number_unsigned_t;
+  using number_float_t = json::number_float_t;
+  using string_t = json::string_t;
+  using binary_t = json::binary_t;
+
+  JsonSaxDocumentBuilder(PositionIndex& doc, size_t node_bound, size_t text_size) : doc_(doc) {
+    doc_.nodes_.clear();
+    doc_.text_.clear();
+    doc_.nodes_.reserve(node_bound);
+    doc_.text_.reserve(text_size);
+  }
+
+  bool null() {
+    add(Type::null);
+    return true;
+  }
+  bool boolean(bool b) {
+    node(add(Type::boolean)).v.b = b;
+    return true;
+  }
+  bool number_integer(number_integer_t v) {
+    node(add(Type::integer)).v.i = v;
+    return true;
+  }
+  bool number_unsigned(number_unsigned_t v) {
+    // Beyond int64 a float, as PositionIndex::from_json makes it (and the API server reads it).
+    if (v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) node(add(Type::integer)).v.i = static_cast<int64_t>(v);
+    else node(add(Type::floating)).v.d = static_cast<double>(v);
+    return true;
+  }
+  bool number_float(number_float_t v, const string_t& /*text*/) {
+    node(add(Type::floating)).v.d = v;
+    return true;
+  }
+  bool string(string_t& s) {
+    const NodeId id = add(Type::string);
+    const uint32_t at = text_size();
+    doc_.text_.append(s);
+    node(id).v.s = {at, text_size() - at};
+    return true;
+  }
+  bool binary(binary_t& /*b*/) { return false; }  // not made by the JSON parser
+  bool start_object(std::size_t /*size*/) {
+    frames_.push_back({add(Type::mapping), 0, 0, 0});
+    return true;
+  }
+  bool key(string_t& k) {
+    Frame& f = frames_.back();
+    f.key_offset = text_size();
+    doc_.text_.append(k);
+    f.key_size = text_size() - f.key_offset;
+    return true;
+  }
+  bool end_object() {
+    const Frame f = frames_.back();
+    frames_.pop_back();
+    close(f);
+    if (f.count > 1) mark_replaced(f.id);
+    return true;
+  }
+  bool start_array(std::size_t /*size*/) {
+    frames_.push_back({add(Type::sequence), 0, 0, 0});
+    return true;
+  }
+  bool end_array() {
+    const Frame f = frames_.back();
+    frames_.pop_back();
+    close(f);
+    return true;
+  }
+  bool parse_error(std::size_t /*position*/, const std::string& /*token*/, const nlohmann::detail::exception& /*error*/) {
+    return false;
+  }
+
+  // The document is read: the entries that later ones of the same key replaced are taken out.
+  void finish() {
+    if (replaced_) compact();
+    doc_.root_ = 0;
+  }
+
+ private:
+  using NodeId = PositionIndex::NodeId;
+  using Type = PositionIndex::Type;
+
+  struct Frame {
+    NodeId id;
+    uint32_t count;       // children so far
+    uint32_t key_offset;  // an object's key waiting for its value, in the text
+    uint32_t key_size;
+  };
+
+  PositionIndex::Node& node(NodeId id) { return doc_.nodes_[id]; }
+  [[nodiscard]] uint32_t text_size() const { return static_cast<uint32_t>(doc_.text_.size()); }
+
+  // Appends a value's node: the root, the next item of the array being read, or the value of the
+  // object's waiting key.
+  NodeId add(Type type) {
+    const auto id = static_cast<NodeId>(doc_.nodes_.size());
+    PositionIndex::Node& n = doc_.nodes_.emplace_back();
+    n.type = type;
+    n.end = id + 1;
+    if (!frames_.empty()) {
+      Frame& f = frames_.back();
+      ++f.count;
+      if (doc_.nodes_[f.id].type == Type::mapping) {
+        n.key_offset = f.key_offset;
+        n.key_size = f.key_size;
+      }
+    }
+    return id;
+  }
+
+  void close(const Frame& f) {
+    PositionIndex::Node& n = node(f.id);
+    n.end = static_cast<NodeId>(doc_.nodes_.size());
+    n.count = f.count;
+  }
+
+  // Of the entries of mapping `id` with one key, all but the last are marked replaced (a sort of
+  // its keys: n log n in its entries).
+  void mark_replaced(NodeId id) {
+    keys_.clear();
+    const NodeId end = node(id).end;
+    for (NodeId c = id + 1; c < end; c = node(c).end) keys_.emplace_back(key_of(c), c);
+    std::sort(keys_.begin(), keys_.end());  // equal keys in document order (by node id)
+    for (size_t i = 0; i + 1 < keys_.size(); ++i) {
+      if (keys_[i].first != keys_[i + 1].first) continue;
+      node(keys_[i].second).flags |= PositionIndex::kReplaced;
+      --node(id).count;
+      replaced_ = true;
+    }
+  }
+
+  [[nodiscard]] std::string_view key_of(NodeId c) const {
+    return std::string_view(doc_.text_).substr(doc_.nodes_[c].key_offset, doc_.nodes_[c].key_size);
+  }
+
+  // Takes the replaced entries' subtrees out of the node array, in one pass: each node kept moves
+  // down to its new place, and a container learns its new end when the pass reaches its old one.
+  void compact() {
+    auto& ns = doc_.nodes_;
+    std::vector<std::pair<NodeId, NodeId>> open;  // containers copied: (old end, new id)
+    NodeId w = 0;
+    const auto n = static_cast<NodeId>(ns.size());
+    auto close_to = [&](NodeId r) {
+      while (!open.empty() && open.back().first <= r) {
+        ns[open.back().second].end = w;
+        open.pop_back();
+      }
+    };
+    for (NodeId r = 0; r < n;) {
+      close_to(r);
+      if ((ns[r].flags & PositionIndex::kReplaced) != 0) {
+        r = ns[r].end;
+        continue;
+      }
+      const NodeId old_end = ns[r].end;
+      ns[w] = ns[r];
+      ns[w].end = w + 1;
+      if (old_end > r + 1) open.emplace_back(old_end, w);
+      ++w;
+      ++r;
+    }
+    close_to(n);
+    ns.resize(w);
+  }
+
+  PositionIndex& doc_;
+  std::vector<Frame> frames_;
+  std::vector<std::pair<std::string_view, NodeId>> keys_;  // mark_replaced's scratch
+  bool replaced_ = false;
+};
+
+size_t json_node_bound(std::string_view text) { return text_shape(text).nodes; }
+
 bool parse_json_within(std::string_view text, unsigned max_depth, json& out) {
   if (unsigned depth = 0; parse_json_fast(text, out, &depth)) return depth <= max_depth;
-  if (!depth_within(text, max_depth)) return false;
-  out = nlohmann_parse(text);
+  if (text_shape(text).depth > max_depth) return false;
+  out = has_nul(text) ? json(json::value_t::discarded) : nlohmann_parse(text);
   return true;
 }
 
@@ -533,24 +762,44 @@ bool parse_json_document_fast(std::string_view text, std::shared_ptr<const Posit
   out.reset();
   if (text.size() >= (size_t{1} << 31)) return false;  // beyond the document's 32-bit offsets
   auto doc = std::make_shared<PositionIndex>();
-  JsonDocumentReader reader(text, *doc);
+  JsonDocumentReader reader(text, *doc, json_node_bound(text));
   if (!reader.document()) return false;
   if (depth) *depth = reader.deepest();
   out = std::move(doc);
   return true;
 }
 
-JsonDocumentRead parse_json_document(std::string_view text, unsigned max_depth, std::shared_ptr<const PositionIndex>& out) {
-  if (unsigned depth = 0; parse_json_document_fast(text, out, &depth)) {
-    if (depth <= max_depth) return JsonDocumentRead::read;
-    out.reset();
-    return JsonDocumentRead::too_deep;
+JsonDocumentRead parse_json_document(std::string_view text, unsigned max_depth, std::shared_ptr<const PositionIndex>& out,
+                                     size_t max_nodes) {
+  out.reset();
+  if (text.size() >= (size_t{1} << 31)) return JsonDocumentRead::too_large;  // beyond the document's 32-bit offsets
+  TextShape shape;
+  shape.nodes = cheap_node_bound(text.size());
+  const bool measured = text.size() > kMeasureAbove || shape.nodes > max_nodes;
+  if (measured) {
+    shape = text_shape(text);
+    if (shape.depth > max_depth) return JsonDocumentRead::too_deep;
+    if (shape.nodes > max_nodes) return JsonDocumentRead::too_large;
   }
-  if (!depth_within(text, max_depth)) return JsonDocumentRead::too_deep;
-  json value = nlohmann_parse(text);
-  if (value.is_discarded()) return JsonDocumentRead::invalid;
-  out = PositionIndex::from_json(value);
-  dispose(value);
+  auto doc = std::make_shared<PositionIndex>();
+  {
+    JsonDocumentReader reader(text, *doc, shape.nodes);
+    if (reader.document()) {
+      if (reader.deepest() > max_depth) return JsonDocumentRead::too_deep;
+      out = std::move(doc);
+      return JsonDocumentRead::read;
+    }
+  }
+  if (!measured) {
+    shape = text_shape(text);
+    if (shape.depth > max_depth) return JsonDocumentRead::too_deep;
+  }
+  if (has_nul(text)) return JsonDocumentRead::invalid;
+  // nlohmann's, into the same buffers (emptied; their room is kept).
+  JsonSaxDocumentBuilder builder(*doc, shape.nodes, text.size());
+  if (!json::sax_parse(text, &builder, json::input_format_t::json, true, false)) return JsonDocumentRead::invalid;
+  builder.finish();
+  out = std::move(doc);
   return JsonDocumentRead::read;
 }
 

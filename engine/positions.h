@@ -94,6 +94,10 @@ class PositionIndex {
   [[nodiscard]] Children children(NodeId n) const;
   // Nodes held: live ones, and the entries later ones of the same key replaced.
   [[nodiscard]] size_t size() const { return nodes_.size(); }
+  // The bytes its two buffers hold (what was reserved for them: the readers of JSON reserve their
+  // bounds, engine/json_parse.h), and the bytes of one node.
+  [[nodiscard]] size_t held_bytes() const { return nodes_.capacity() * sizeof(Node) + text_.capacity(); }
+  [[nodiscard]] static constexpr size_t node_bytes() { return sizeof(Node); }
 
   // The values (the loader keeps each scalar here; json_of makes the engine's JSON of a node).
   [[nodiscard]] Type type(NodeId n) const { return nodes_[n].type; }
@@ -126,6 +130,7 @@ class PositionIndex {
  private:
   friend class DocumentBuilder;     // engine/yaml_load.cpp
   friend class JsonDocumentReader;  // engine/json_parse.cpp
+  friend class JsonSaxDocumentBuilder;  // engine/json_parse.cpp
 
   static constexpr uint8_t kReplaced = 1;  // a mapping entry a later one of the same key replaced
   static constexpr uint8_t kMerged = 2;    // a mapping entry that came from a merge key (`<<`)

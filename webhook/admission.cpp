@@ -258,6 +258,8 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       case engine::JsonDocumentRead::too_deep:
         return invalid(outcome, "the body nests deeper than " + std::to_string(limits_.max_json_depth) + " levels");
       case engine::JsonDocumentRead::invalid: return invalid(outcome, "the body is not valid JSON");
+      case engine::JsonDocumentRead::too_large:  // not told without a max_nodes (engine/json_parse.h)
+        return invalid(outcome, "the body holds too many JSON values");
     }
     if (auto err = decode(engine::Node(r.doc.get(), r.doc->root()), r)) return invalid(outcome, *err);
     decoded = true;

@@ -130,12 +130,23 @@ int lint(const uint8_t* data, size_t size) {
 
 int json(const uint8_t* data, size_t size) {
   engine::json body = engine::parse_json(text_of(data, size));
+  // nlohmann's lexer takes a NUL byte for the end of its input ("7\0garbage" reads as 7); the
+  // readers refuse any text with one (engine/json_parse.h), as Go's decoder does.
+  const bool nul = text_of(data, size).find('\0') != std::string_view::npos;
   // The fast reader against nlohmann's: the same value with the same types, or both refuse.
-  if (!engine::identical(body, engine::json::parse(text_of(data, size), nullptr, false))) __builtin_trap();
-  // The document reader (the webhook's) too: the document from_json makes of that value.
+  const engine::json expected = nul ? engine::json(engine::json::value_t::discarded)
+                                    : engine::json::parse(text_of(data, size), nullptr, false);
+  if (!engine::identical(body, expected)) __builtin_trap();
+  // The document reader (the webhook's) too: the document from_json makes of that value, in the
+  // room json_node_bound reserves for it.
   std::shared_ptr<const engine::PositionIndex> doc;
   const auto read = engine::parse_json_document(text_of(data, size), 100000, doc);
   if (body.is_discarded() != (read == engine::JsonDocumentRead::invalid)) __builtin_trap();
+  const size_t bound = engine::json_node_bound(text_of(data, size));
+  if (doc && doc->size() > bound) __builtin_trap();
+  if (std::shared_ptr<const engine::PositionIndex> none;
+      doc && engine::parse_json_document(text_of(data, size), 100000, none, bound - 1) != engine::JsonDocumentRead::too_large)
+    __builtin_trap();
   // The JSON stream reader (lint's, for .json files): one value as nlohmann reads it, with no
   // diagnostic; a refused text refused, unless it is several values or none (nlohmann reads one).
   {
@@ -145,15 +156,11 @@ int json(const uint8_t* data, size_t size) {
                                                      [&](engine::YamlDocument&& d) { docs.push_back(std::move(d)); }, diags,
                                                      0, /*yaml_after_json=*/false);
     const bool too_deep = !diags.empty() && diags[0].message.find("nesting deeper") != std::string::npos;
-    // nlohmann's lexer takes a NUL byte for the end of its input ("7\0garbage" reads as 7); the
-    // stream reader reads on and names the byte, as Go's decoder refuses it. Texts with one are
-    // compared only where nlohmann refuses.
-    const bool nul = text_of(data, size).find('\0') != std::string_view::npos;
     const bool refused = std::any_of(diags.begin(), diags.end(),
                                      [](const engine::Diagnostic& d) { return !d.message.starts_with("duplicate mapping key"); });
     if (body.is_discarded()) {
       if (!refused && values == 1) __builtin_trap();
-    } else if (!too_deep && !nul) {
+    } else if (!too_deep) {
       if (refused || values != 1 || docs.size() != (body.is_null() ? 0u : 1u)) __builtin_trap();
       if (!docs.empty() && !engine::identical(docs[0].body(), engine::PositionIndex::from_json(body)->json_of(0))) __builtin_trap();
     }

@@ -30,9 +30,28 @@ bool document_agrees(std::string_view text, const json& expected) {
          same_value(Node(doc.get(), doc->root()), Node(reference.get(), 0));
 }
 
+// What the readers give: nlohmann's value, except for a text with a NUL byte, which is not JSON
+// (nlohmann's lexer ends its input at the NUL and reads `7\0garbage` as 7: engine/json_parse.h).
+json expected_value(std::string_view text) {
+  if (text.find('\0') != std::string_view::npos) return json(json::value_t::discarded);
+  return json::parse(text, nullptr, false);
+}
+
 bool agrees(std::string_view text) {
-  const json expected = json::parse(text, nullptr, false);
-  return identical(parse_json(text), expected) && document_agrees(text, expected);
+  const json expected = expected_value(text);
+  json within;
+  return identical(parse_json(text), expected) && document_agrees(text, expected) &&
+         parse_json_within(text, 100000, within) && identical(within, expected);
+}
+
+// A document's memory: its nodes and its text, as reserved.
+size_t document_bytes(const PositionIndex& doc) { return doc.held_bytes(); }
+
+// The nodes parse_json_document reserves for a text (engine/json_parse.h): the bound of a text
+// over 64 KiB or of one whose size allows more nodes than max_nodes, size / 2 + 1 of another.
+size_t reserved_nodes(std::string_view text, size_t max_nodes = SIZE_MAX) {
+  const size_t cheap = text.size() / 2 + 1;
+  return text.size() > (64u << 10) || cheap > max_nodes ? json_node_bound(text) : cheap;
 }
 
 
@@ -86,6 +105,131 @@ TEST_CASE("parse_json gives nlohmann's value and types for the shapes of JSON") 
   std::string deep = std::string(2000, '[') + std::string(2000, ']');
   CHECK(agrees(deep));
   CHECK_FALSE(parse_json(deep).is_discarded());
+}
+
+TEST_CASE("a NUL byte after the document, or anywhere, makes the text invalid, where nlohmann reads up to it") {
+  using namespace std::string_view_literals;
+  for (std::string_view text : {"{\"a\":1}\0"sv, "{\"a\":1}\0garbage"sv, "7\0"sv, "7\0\0\0{}"sv, "\"a\"\0x"sv, "[1]\0 "sv,
+                                " \0{}"sv, "\0"sv, "{\"a\":1} \n\0"sv, "\xef\xbb\xbf{\"a\":1}\0x"sv, "{\"a\":1,\"a\":2}\0x"sv}) {
+    CAPTURE(text);
+    // None is JSON to any of the readers (nlohmann reads some: its lexer takes the NUL for the end
+    // of its input).
+    CHECK(parse_json(text).is_discarded());
+    json within;
+    CHECK(parse_json_within(text, 512, within));
+    CHECK(within.is_discarded());
+    std::shared_ptr<const PositionIndex> doc;
+    CHECK(parse_json_document(text, 512, doc) == JsonDocumentRead::invalid);
+    CHECK_FALSE(doc);
+    CHECK(agrees(text));
+  }
+  // nlohmann does read the first (the exception the readers make), and the same text without the
+  // NUL is read by all.
+  CHECK_FALSE(json::parse("{\"a\":1}\0garbage"sv, nullptr, false).is_discarded());
+  CHECK(parse_json("{\"a\":1} "sv) == json::parse("{\"a\":1}"));
+  // An AdmissionReview with garbage after a NUL (the webhook answered it 200): invalid.
+  const std::string review = gpuguard::test::read_file(gpuguard::test::source_dir() / "bench" / "pgo-review.json");
+  std::shared_ptr<const PositionIndex> doc;
+  REQUIRE(parse_json_document(review, 512, doc) == JsonDocumentRead::read);
+  CHECK(parse_json_document(review + std::string(1, '\0') + "{\"garbage\": true}", 512, doc) == JsonDocumentRead::invalid);
+  CHECK(parse_json_document(review + std::string(1, '\0'), 512, doc) == JsonDocumentRead::invalid);
+}
+
+TEST_CASE("json_node_bound: exact for what the fast reader reads, an upper bound for anything") {
+  struct Case {
+    std::string text;
+    size_t nodes;
+  };
+  const Case cases[] = {
+      {"0", 1}, {"\"a,b[c{\"", 1}, {"[]", 1}, {"[ \n]", 1}, {"{}", 1}, {"[0]", 2}, {"[0,0,0]", 4},
+      {"[\"a,\",\"[\",\"{\",\"\\\"\"]", 5}, {"{\"a\":1,\"b\":[true,null,{\"c\":\"d\"}]}", 7},
+      {"[[],{},[[]]]", 5}, {"{\"k,\":\"v]\\\\\"}", 2}, {" [ 1 , [ 2 , 3 ] , { } ] ", 6},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text);
+    CHECK(json_node_bound(c.text) == c.nodes);
+    std::shared_ptr<const PositionIndex> doc;
+    REQUIRE(parse_json_document_fast(c.text, doc));
+    CHECK(doc->size() == c.nodes);
+  }
+  // An array of scalars: 1 + its items, whatever they are.
+  std::string zeros = "[0";
+  for (int i = 1; i < 100000; ++i) zeros += ",0";
+  zeros += "]";
+  CHECK(json_node_bound(zeros) == 100001);
+  // Keys written twice: nlohmann keeps the last, the bound counts both.
+  std::shared_ptr<const PositionIndex> doc;
+  REQUIRE(parse_json_document(R"({"a":1,"a":[1,2]})", 512, doc) == JsonDocumentRead::read);
+  CHECK(json_node_bound(R"({"a":1,"a":[1,2]})") == 5);
+  CHECK(doc->size() == 4);
+  // Not JSON: a bound all the same (at least 1; an unclosed string ends the text).
+  CHECK(json_node_bound("") == 1);
+  CHECK(json_node_bound("]]]") == 1);
+  CHECK(json_node_bound("[1,2") == 3);
+  CHECK(json_node_bound("\"a,b") == 1);
+  CHECK(json_node_bound("\"\\") == 1);
+  // Every JSON file of the tests and the corpus, and one past 64 KiB (measured before it is
+  // read): exact, and the document holds its nodes and text in the room reserved for them (no
+  // array grew by doubling).
+  auto files = gpuguard::test::test_files(".json");
+  REQUIRE(files.size() >= 10);
+  std::vector<std::string> texts;
+  for (const auto& f : files) texts.push_back(gpuguard::test::read_file(f));
+  std::string large = "[";
+  for (int i = 0; i < 2000; ++i) large += std::string(i ? "," : "") + texts[static_cast<size_t>(i) % texts.size()];
+  large += "]";
+  REQUIRE(large.size() > (64u << 10));
+  texts.push_back(large);
+  size_t read = 0;
+  for (const std::string& text : texts) {
+    if (json::parse(text, nullptr, false).is_discarded()) continue;
+    CAPTURE(text.substr(0, 80));
+    REQUIRE(parse_json_document(text, 100000, doc) == JsonDocumentRead::read);
+    CHECK(doc->size() == json_node_bound(text));
+    CHECK(document_bytes(*doc) == reserved_nodes(text) * PositionIndex::node_bytes() + text.size());
+    ++read;
+  }
+  CHECK(read >= 10);
+}
+
+TEST_CASE("parse_json_document refuses a text whose bound is over max_nodes before it builds anything, on both paths") {
+  std::string zeros = "[0";
+  for (int i = 1; i < 1000; ++i) zeros += ",0";
+  zeros += "]";
+  // The fast reader's text, and texts it leaves to nlohmann: a byte order mark, a key written
+  // twice, an integer of 20 digits, nesting past its 512 levels.
+  const std::string deep = std::string(600, '[') + "0" + std::string(600, ']');
+  struct Case {
+    std::string text;
+    size_t nodes;  // json_node_bound
+    size_t held;   // the document's nodes
+  };
+  const Case cases[] = {
+      {zeros, 1001, 1001},
+      {"\xef\xbb\xbf" + zeros, 1001, 1001},
+      {R"({"a":[1,2,3],"b":0,"a":{"x":1}})", 8, 4},
+      {"[12345678901234567890," + zeros.substr(1), 1002, 1002},
+      {deep, 601, 601},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.text.substr(0, 40));
+    REQUIRE(json_node_bound(c.text) == c.nodes);
+    std::shared_ptr<const PositionIndex> doc;
+    CHECK(parse_json_document(c.text, 1000, doc, c.nodes - 1) == JsonDocumentRead::too_large);
+    CHECK_FALSE(doc);
+    REQUIRE(parse_json_document(c.text, 1000, doc, c.nodes) == JsonDocumentRead::read);
+    CHECK(doc->size() == c.held);
+    CHECK(document_agrees(c.text, json::parse(c.text, nullptr, false)));
+    // Reserved once (no doubling).
+    CHECK(document_bytes(*doc) == reserved_nodes(c.text, c.nodes) * PositionIndex::node_bytes() + c.text.size());
+  }
+  // The depth is told first; text that is not JSON is measured the same (a refusal, not a build).
+  std::shared_ptr<const PositionIndex> doc;
+  CHECK(parse_json_document(deep, 599, doc, 10) == JsonDocumentRead::too_deep);
+  CHECK(parse_json_document("[0,0,0,0,", 512, doc, 4) == JsonDocumentRead::too_large);
+  CHECK(parse_json_document("[0,0,0,0,", 512, doc, 6) == JsonDocumentRead::invalid);
+  // The three-argument call: no bound.
+  CHECK(parse_json_document(zeros, 512, doc) == JsonDocumentRead::read);
 }
 
 TEST_CASE("the fast reader tells how deeply a document nests") {
