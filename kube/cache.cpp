@@ -1,8 +1,10 @@
 #include "kube/cache.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -160,13 +162,61 @@ struct ClusterCache::Impl {
     return !cv.wait_for(lock, std::chrono::milliseconds(std::max(ms, 0)), [&] { return stopping; });
   }
 
-  bool backoff(int& failures) {
+  // The pause after the n-th failure in a row (n ≥ 1): d = min(backoff_max_ms, backoff_initial_ms ×
+  // 2^(n−1)), then uniform in [d/2, d].
+  //
+  // client-go's reflector (kubernetes/client-go, tools/cache/reflector.go at 32ce75a7d6bc,
+  // defaultBackoffInit/Max/Reset/Factor/Jitter and NewReflectorWithOptions) backs off 800 ms × 2,
+  // capped at 30 s, with jitter 1.0: apimachinery's wait.Jitter (pkg/util/wait/wait.go at
+  // eed236ceee2c) sleeps uniformly in [d, 2d), so up to 60 s ("0.22 QPS" when the API server is
+  // unhealthy), and DelayWithReset (pkg/util/wait/backoff.go) puts it back to 800 ms every 2
+  // minutes whatever happens. Here: the first retry within 200 ms (one dropped connection costs
+  // little), the same factor and cap, the cap the longest sleep, a reset only after a watch that
+  // ran (CacheOptions), and proportional jitter ("equal jitter" of
+  // https://aws.amazon.com/blogs/architecture/exponential-backoff-and-jitter/) rather than full
+  // jitter (uniform in [0, d]): its floor d/2 bounds the attempts in any window. With the
+  // defaults, at most 7 watches of a kind in 10 s against a server that ends each at once
+  // (100 + 200 + … + 6400 ms = 12.7 s > 10 s; tests/kube/cache_test.cpp), then one every 15–30 s.
+  int backoff_delay_ms(int n) const {
     static thread_local std::mt19937 rng(std::random_device{}());
-    const int shift = std::min(failures, 20);
-    const int64_t base = std::min<int64_t>(opt.backoff_max_ms, static_cast<int64_t>(opt.backoff_initial_ms) << shift);
-    std::uniform_int_distribution<int64_t> jitter(base / 2, std::max<int64_t>(base / 2, base));
-    ++failures;
-    return sleep_ms(static_cast<int>(jitter(rng)));
+    const int64_t initial = std::max(opt.backoff_initial_ms, 1);
+    const int64_t cap = std::max<int64_t>(opt.backoff_max_ms, 1);
+    const int shift = std::clamp(n - 1, 0, 30);
+    const int64_t base = std::min(cap, initial << shift);
+    std::uniform_int_distribution<int64_t> jitter(base / 2, base);
+    return static_cast<int>(jitter(rng));
+  }
+
+  // Counts a failure of `r` and sleeps its backoff; false when stopping. `error` (when not empty)
+  // marks the resource unhealthy with it. Logs `message` with the backoff.
+  bool fail(Reflector& r, const std::string& error, const std::string& level, const std::string& message) {
+    int delay = 0;
+    int n = 0;
+    uint64_t total = 0;
+    {
+      std::lock_guard lock(mu);
+      ++r.status.failures;
+      if (r.status.consecutive_failures < std::numeric_limits<int>::max()) ++r.status.consecutive_failures;
+      n = r.status.consecutive_failures;
+      total = r.status.failures;
+      delay = backoff_delay_ms(n);
+      r.status.last_backoff_ms = delay;
+      if (!error.empty()) set_healthy_locked(r, false, error);
+    }
+    log(level, message + " (failure " + std::to_string(n) + " in a row; next attempt in " + std::to_string(delay) + " ms)",
+        r.resource, {{"failures", total}, {"consecutive_failures", n}, {"backoff_ms", delay}});
+    return sleep_ms(delay);
+  }
+
+  // A watch ran min_watch_ms: the backoff starts again from backoff_initial_ms.
+  void reset_failures(Reflector& r) {
+    std::lock_guard lock(mu);
+    r.status.consecutive_failures = 0;
+  }
+
+  void count_restart(Reflector& r, const char* reason) {
+    std::lock_guard lock(mu);
+    ++r.status.watch_restarts[reason];
   }
 
   void mark_dirty_locked() {
@@ -305,7 +355,6 @@ struct ClusterCache::Impl {
   }
 
   void run(Reflector& r) {
-    int failures = 0;
     const std::string name = name_of(r.resource);
     while (!is_stopping()) {
       if (r.status.version.empty()) {
@@ -330,17 +379,11 @@ struct ClusterCache::Impl {
                 r.resource);
             r.absent_logged = true;
           }
-          failures = 0;
           if (!sleep_ms(opt.crd_retry_ms)) break;
           continue;
         }
         if (!v) {
-          {
-            std::lock_guard lock(mu);
-            set_healthy_locked(r, false, v.error().message);
-          }
-          log("warn", name + ": discovery failed: " + v.error().message, r.resource);
-          if (!backoff(failures)) break;
+          if (!fail(r, v.error().message, "warn", name + ": discovery failed: " + v.error().message)) break;
           continue;
         }
         {
@@ -356,31 +399,30 @@ struct ClusterCache::Impl {
       if (is_stopping()) break;
       if (!list) {
         const ApiError& e = list.error();
-        if (e.status == 404) {  // the CRD went away: discover again
+        if (e.status == 404) {  // the CRD went away: discover again (after a backoff, should discovery disagree)
           forget_version(r);
+          if (!fail(r, e.message, "info", name + ": list answered 404; discovering again")) break;
           continue;
         }
-        {
-          std::lock_guard lock(mu);
-          set_healthy_locked(r, false, e.message);
-        }
-        log(e.status == 410 ? "info" : "warn",
-            name + (e.status == 410 ? ": list continue token expired (410); listing again" : ": list failed: " + e.message),
-            r.resource);
-        if (!backoff(failures)) break;
+        if (!fail(r, e.message, e.status == 410 ? "info" : "warn",
+                  name + (e.status == 410 ? ": list continue token expired (410); listing again" : ": list failed: " + e.message)))
+          break;
         continue;
       }
       const size_t n = fresh.size();
       replace(r, std::move(fresh), *list);
       log("info", name + ": listed; " + std::to_string(n) + " objects kept", r.resource, {{"resourceVersion", *list}, {"objects", n}});
-      failures = 0;
-      watch_loop(r, failures);
+      watch_loop(r);  // a list that works does not reset the backoff: a watch that runs does
     }
   }
 
-  void watch_loop(Reflector& r, int& failures) {
+  // Watches from the last resourceVersion until the resource must be listed again (410 Gone), or
+  // discovered again (404), or the cache stops. Every way round the loop either sleeps a backoff or
+  // ran a watch for min_watch_ms.
+  void watch_loop(Reflector& r) {
     static thread_local std::mt19937 rng(std::random_device{}());
     const std::string name = name_of(r.resource);
+    const auto min_watch = std::chrono::milliseconds(std::max(opt.min_watch_ms, 0));
     while (!is_stopping()) {
       std::uniform_int_distribution<int> spread(0, std::max(opt.watch_timeout_seconds, 1));
       const int timeout = std::max(opt.watch_timeout_seconds, 1) + spread(rng);
@@ -389,9 +431,18 @@ struct ClusterCache::Impl {
         std::lock_guard lock(mu);
         from = r.rv;
       }
+      // From the request, as client-go does (Reflector.watch: `start` before WatchWithContext): a
+      // server that answers late and then ends the watch at once is not asked more than once per
+      // min_watch_ms either.
+      const auto asked = std::chrono::steady_clock::now();
+      bool ran = false;  // the watch has run min_watch_ms and reset the backoff
       auto res = client->watch(
           r.resource, r.status.version, from, timeout,
           [&](WatchEvent&& ev) {
+            if (!ran && std::chrono::steady_clock::now() - asked >= min_watch) {
+              ran = true;
+              reset_failures(r);
+            }
             apply(r, std::move(ev));
             return !is_stopping();
           },
@@ -400,28 +451,46 @@ struct ClusterCache::Impl {
             set_healthy_locked(r, true);
           });
       if (is_stopping()) return;
-      if (res) {  // the server ended the stream (timeout): watch again from the last version seen
+      const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - asked);
+      if (!ran && lasted >= min_watch) {
+        ran = true;
+        reset_failures(r);
+      }
+      if (res && ran) {  // the server ended the stream (its timeout): watch again from the last version seen
+        count_restart(r, "closed");
         std::lock_guard lock(mu);
         set_healthy_locked(r, true);
-        failures = 0;
+        continue;
+      }
+      if (res) {  // ended within min_watch_ms: a failure whatever it delivered (client-go: VeryShortWatchError)
+        count_restart(r, "short");
+        const std::string why = name + ": the API server ended the watch " + std::to_string(lasted.count()) +
+                                " ms after it was asked for (under " + std::to_string(min_watch.count()) + " ms)";
+        if (!fail(r, why, "warn", why + "; watching again from resourceVersion " + from)) return;
         continue;
       }
       const ApiError& e = res.error();
       if (e.status == 410) {
-        log("info", name + ": watch from resourceVersion " + from + " expired (410); listing again", r.resource);
+        count_restart(r, "expired");
+        // Routine once (the history was compacted while the watch was down): the last state stays
+        // healthy while it is listed again. A 410 after other failures is not, and backs off longer.
+        bool routine = false;
+        {
+          std::lock_guard lock(mu);
+          routine = r.status.consecutive_failures == 0;
+        }
+        fail(r, routine ? "" : e.message, "info", name + ": watch from resourceVersion " + from + " expired (410); listing again");
         return;
       }
+      count_restart(r, "error");
       if (e.status == 404) {  // the CRD went away: discover again
         forget_version(r);
+        fail(r, e.message, "info", name + ": watch answered 404; discovering again");
         return;
       }
-      {
-        std::lock_guard lock(mu);
-        set_healthy_locked(r, false, e.message);
-      }
-      log("warn", name + ": watch failed (" + e.message + "); keeping the last state, watching again from resourceVersion " + from,
-          r.resource);
-      if (!backoff(failures)) return;
+      if (!fail(r, e.message, "warn",
+                name + ": watch failed (" + e.message + "); keeping the last state, watching again from resourceVersion " + from))
+        return;
     }
   }
 

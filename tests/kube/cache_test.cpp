@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <cstdio>
 #include <mutex>
+#include <thread>
 
 #include "engine/config.h"
 #include "engine/evaluate.h"
@@ -67,6 +69,10 @@ struct Logs {
       lines.push_back(level + ": " + msg);
     };
   }
+  size_t size() {
+    std::lock_guard lock(mu);
+    return lines.size();
+  }
   size_t count(const std::string& needle) {
     std::lock_guard lock(mu);
     size_t n = 0;
@@ -79,6 +85,55 @@ size_t list_requests(const test::ApiServer& api, const std::string& path) {
   size_t n = 0;
   for (const auto& r : api.requests()) n += r.path == path && !r.watch;
   return n;
+}
+
+// The most attempts (watches, or lists) a reflector can make in `window_ms` while each one fails,
+// from the backoff schedule of kube/cache.h: after the n-th failure in a row it sleeps at least
+// d_n / 2, d_n = min(backoff_max_ms, backoff_initial_ms × 2^(n−1)), so attempts k and k+1 are at
+// least d_k / 2 apart. With the defaults and 10 s: 7 (the sleeps' floors 100 + 200 + 400 + 800 +
+// 1600 + 3200 = 6,300 ms fit, + 6,400 = 12,700 ms do not).
+size_t max_attempts(double window_ms, const kube::CacheOptions& o) {
+  size_t n = 1;
+  double t = 0;
+  for (int k = 1;; ++k) {
+    const int64_t d = std::min<int64_t>(o.backoff_max_ms, static_cast<int64_t>(o.backoff_initial_ms) << std::min(k - 1, 30));
+    const int64_t floor = d / 2;  // the jitter's lower end, an integer as in kube/cache.cpp
+    t += static_cast<double>(floor);
+    if (t > window_ms) return n;
+    ++n;
+  }
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The backoffs logged for `resource` ("nodes") from line `from` on, in order: (failures in a row,
+// the sleep in ms), from "<resource>: … (failure N in a row; next attempt in D ms)".
+std::vector<std::pair<int, int>> logged_backoffs(Logs& logs, size_t from, const std::string& resource) {
+  std::lock_guard lock(logs.mu);
+  std::vector<std::pair<int, int>> out;
+  for (size_t i = from; i < logs.lines.size(); ++i) {
+    const std::string& l = logs.lines[i];
+    if (l.find(": " + resource + ": ") == std::string::npos) continue;
+    const auto p = l.rfind("(failure ");
+    if (p == std::string::npos) continue;
+    int n = 0, d = 0;
+    if (std::sscanf(l.c_str() + p, "(failure %d in a row; next attempt in %d ms)", &n, &d) == 2) out.emplace_back(n, d);
+  }
+  return out;
+}
+
+// Each logged backoff is the schedule's: failures numbered 1, 2, 3, … from the first, the n-th
+// sleeping within [d_n / 2, d_n].
+void check_schedule(const std::vector<std::pair<int, int>>& backoffs, const kube::CacheOptions& o) {
+  for (size_t i = 0; i < backoffs.size(); ++i) {
+    const auto [n, d] = backoffs[i];
+    CHECK(n == static_cast<int>(i) + 1);
+    const int64_t top = std::min<int64_t>(o.backoff_max_ms, static_cast<int64_t>(o.backoff_initial_ms) << std::min(n - 1, 30));
+    CHECK(d >= top / 2);
+    CHECK(d <= top);
+  }
 }
 
 }  // namespace
@@ -311,6 +366,7 @@ TEST_SUITE("kube") {
     serve_all(api);
     api.forbid("configmaps");
     kube::ClusterCache cache(testkube::client(api), engine::default_config(test::registry()), fast_options(kKinds));
+    const auto t0 = std::chrono::steady_clock::now();
     cache.start();
     REQUIRE(test::wait_until([&] { return !status_of(cache.status(), "ConfigMap").last_error.empty(); }));
     const auto cm = status_of(cache.status(), "ConfigMap");
@@ -321,9 +377,14 @@ TEST_SUITE("kube") {
     CHECK_FALSE(cache.ready());
     CHECK_FALSE(cache.snapshot()->complete());
     REQUIRE(api.wait_for_watches(3));  // the others are watching, idle
-    const auto t0 = std::chrono::steady_clock::now();
+    // The refused lists back off: within the schedule's count for the time run.
+    const size_t lists = list_requests(api, "/api/v1/configmaps");
+    CHECK(lists >= 1);
+    CHECK(lists <= max_attempts(ms_since(t0), fast_options(kKinds)));
+    CHECK(status_of(cache.status(), "ConfigMap").failures >= lists - 1);
+    const auto t1 = std::chrono::steady_clock::now();
     cache.stop();
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2));
+    CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::seconds(2));
   }
 
   TEST_CASE("cache: the rules read the projected snapshot: mig-node-pool-mixed over watched Nodes") {
@@ -348,5 +409,154 @@ TEST_SUITE("kube") {
     CHECK(result.findings[0].rule == "mig-node-pool-mixed");
     CHECK(result.findings[0].message.find("node.kubernetes.io/instance-type=p5.48xlarge") != std::string::npos);
     CHECK(result.findings[0].message.find("1 all-disabled (p5-2)") != std::string::npos);
+  }
+
+  TEST_CASE("cache: a server that ends every watch at once is asked at most 7 times a kind in 10 s with the default backoff, each time a failure") {
+    // Issue 42: a failure count reset on any answer made serve --watch reopen such watches about
+    // 650 times a second (53 % of a core). With the defaults (200 ms, ×2, 30 s, equal jitter), the
+    // bound of max_attempts: 7 watch requests a kind in 10 s.
+    test::ApiServer api(testkube::pki());
+    serve_all(api);
+    for (int i = 0; i < 3; ++i) api.put(testkube::node("gpu-" + std::to_string(i)));
+    api.put(testkube::priority_class("high", 1000));
+    api.set_watch_fault(test::ApiServer::WatchFault::close);
+    kube::CacheOptions o;  // serve --watch's defaults
+    for (const auto& k : kKinds) o.resources.push_back(*kube::resource_for(k));
+    REQUIRE(o.backoff_initial_ms == 200);
+    REQUIRE(o.backoff_max_ms == 30000);
+    REQUIRE(o.min_watch_ms == 1000);
+    REQUIRE(max_attempts(10000, o) == 7);
+    Logs logs;
+    o.log = logs.hook();
+    kube::ClusterCache cache(testkube::client(api), engine::default_config(test::registry()), o);
+    const auto t0 = std::chrono::steady_clock::now();
+    cache.start();
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    const auto st = cache.status();
+    const double window = ms_since(t0);  // 10 s, more on a machine that stalled
+    const auto requests = api.requests();
+    const size_t bound = max_attempts(window, o);
+    MESSAGE("ran ", window, " ms: at most ", bound, " watch requests a kind");
+    const std::vector<std::pair<std::string, std::string>> watched = {{"Node", "/api/v1/nodes"},
+                                                                      {"ConfigMap", "/api/v1/configmaps"},
+                                                                      {"PriorityClass", "/apis/scheduling.k8s.io/v1/priorityclasses"},
+                                                                      {"Queue", "/apis/scheduling.volcano.sh/v1beta1/queues"}};
+    for (const auto& w : watched) {
+      const std::string& kind = w.first;
+      const std::string& path = w.second;
+      CAPTURE(kind);
+      size_t watches = 0, lists = 0;
+      for (const auto& r : requests) (r.watch ? watches : lists) += r.path == path;
+      MESSAGE(kind, ": ", watches, " watch requests");
+      CHECK(watches >= 3);  // it does watch again (the third after at most 200 + 400 ms)
+      CHECK(watches <= bound);
+      CHECK(lists == 1);  // a short watch is watched again, not listed again
+      const auto& s = status_of(st, kind);
+      CHECK(s.failures >= watches - 1);
+      CHECK(s.failures <= watches);
+      CHECK(s.consecutive_failures == static_cast<int>(s.failures));  // no watch ran: never reset
+      CHECK(s.watch_restarts.at("short") == s.failures);
+      CHECK_FALSE(s.watch_restarts.contains("closed"));
+      CHECK(s.last_error.find("ended the watch") != std::string::npos);
+      const std::string name = kind == "Node" ? "nodes" : kind == "ConfigMap" ? "configmaps"
+                               : kind == "PriorityClass" ? "priorityclasses.scheduling.k8s.io" : "queues.scheduling.volcano.sh";
+      const auto backoffs = logged_backoffs(logs, 0, name);
+      CHECK(backoffs.size() == s.failures);
+      check_schedule(backoffs, o);
+    }
+    // The listed state is kept, and counts as incomplete while the watches fail.
+    CHECK(cache.snapshot()->list("", "Node").size() == 3);
+    CHECK(wait_snapshot(cache, [](const engine::Inventory& inv) { return !inv.complete(); }));
+    const auto t1 = std::chrono::steady_clock::now();
+    cache.stop();  // wakes the backoffs at once
+    CHECK(std::chrono::steady_clock::now() - t1 < std::chrono::seconds(2));
+  }
+
+  TEST_CASE("cache: each way a watch fails backs off on the schedule; events on a watch that ran reset it") {
+    using Fault = test::ApiServer::WatchFault;
+    test::ApiServer api(testkube::pki());
+    api.serve("v1", "Node", "nodes", false);
+    for (int i = 0; i < 3; ++i) api.put(testkube::node("gpu-" + std::to_string(i)));
+    kube::CacheOptions o;
+    o.resources.push_back(*kube::resource_for({"", "Node"}));
+    o.watch_timeout_seconds = 60;
+    // The defaults (200 ms, 30 s, 1 s) scaled down so that each way is seen for 1 s: sleeps of
+    // 10–20, 20–40, 40–80, then 80–160 ms; max_attempts(1000 ms) = 15.
+    o.backoff_initial_ms = 20;
+    o.backoff_max_ms = 160;
+    o.min_watch_ms = 150;
+    o.debounce_ms = 10;
+    REQUIRE(max_attempts(1000, o) == 15);
+    Logs logs;
+    o.log = logs.hook();
+    kube::ClusterCache cache(testkube::client(api), engine::default_config(test::registry()), o);
+    cache.start();
+    REQUIRE(wait_snapshot(cache, [](const engine::Inventory& inv) { return inv.complete() && inv.list("", "Node").size() == 3; }));
+    REQUIRE(api.wait_for_watches(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(o.min_watch_ms + 50));  // the first watch has run
+    const std::string path = "/api/v1/nodes";
+    auto node_status = [&] { return status_of(cache.status(), "Node"); };
+    // Events (a Node's MIG config flipping) until one reaches a watch that has run min_watch_ms.
+    int tick = 0;
+    auto reset_by_events = [&] {
+      return test::wait_until(
+          [&] {
+            if (node_status().consecutive_failures == 0) return true;
+            api.put(testkube::node("tick", ++tick % 2 ? "all-disabled" : "all-1g.10gb"));
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            return false;
+          },
+          10000);
+    };
+    struct Way {
+      Fault fault;
+      const char* what;
+      const char* reason;  // of watch_restarts
+      bool lists_again;
+    };
+    const Way ways[] = {
+        {Fault::close, "200 and an empty stream", "short", false},
+        {Fault::bookmark_close, "a bookmark, then the end", "short", false},
+        {Fault::cut_line, "a stream cut mid-line", "error", false},
+        {Fault::not_json, "a line that is not JSON", "error", false},
+        {Fault::error_event, "an ERROR event (500)", "error", false},
+        {Fault::expired, "410 Expired on every watch", "expired", true},
+        {Fault::not_found, "404 on the watch while discovery and list answer", "error", true},
+    };
+    for (const auto& way : ways) {
+      CAPTURE(way.what);
+      REQUIRE(node_status().consecutive_failures == 0);
+      const auto before = node_status();
+      const size_t watches0 = api.watch_requests(path), lists0 = list_requests(api, path), mark = logs.size();
+      api.set_watch_fault(way.fault);
+      const auto t0 = std::chrono::steady_clock::now();
+      api.end_watches();  // the running watch ran (no failure); the next ones meet the fault
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+      const size_t watches = api.watch_requests(path) - watches0, lists = list_requests(api, path) - lists0;
+      const double window = ms_since(t0);
+      const auto after = node_status();
+      api.set_watch_fault(Fault::none);
+      const size_t bound = max_attempts(window, o);
+      CHECK(watches >= 3);
+      CHECK(watches <= bound);
+      CHECK(lists <= watches);
+      if (way.lists_again) CHECK(lists >= 2);
+      else CHECK(lists == 0);
+      CHECK(after.failures - before.failures >= watches - 1);
+      CHECK(after.consecutive_failures >= static_cast<int>(watches) - 1);
+      const auto count = [](const kube::ResourceStatus& st, const std::string& reason) {
+        auto it = st.watch_restarts.find(reason);
+        return it == st.watch_restarts.end() ? uint64_t{0} : it->second;
+      };
+      CHECK(count(after, way.reason) - count(before, way.reason) >= watches - 1);
+      CHECK(count(after, "closed") - count(before, "closed") == 1);  // the watch end_watches() ended
+      const auto backoffs = logged_backoffs(logs, mark, "nodes");
+      CHECK(backoffs.size() >= watches - 1);
+      check_schedule(backoffs, o);  // from failure 1 again: the events of the last round reset it
+      CHECK(cache.snapshot()->list("", "Node").size() >= 3);  // the last state is kept
+      REQUIRE(reset_by_events());
+    }
+    // Served again: the state catches up and is complete.
+    REQUIRE(wait_snapshot(cache, [](const engine::Inventory& inv) { return inv.complete() && inv.find("", "Node", "", "tick"); }));
   }
 }

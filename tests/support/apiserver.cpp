@@ -144,6 +144,7 @@ struct ApiServer::Impl {
   bool split = false;
   std::set<std::string> forbidden;
   std::vector<ApiRequest> log;
+  WatchFault fault = WatchFault::none;
 
   static std::string key(const std::string& api_version, const std::string& plural) { return api_version + "/" + plural; }
 
@@ -284,6 +285,10 @@ struct ApiServer::Impl {
 
   void start_watch(const httplib::Request& req, httplib::Response& res, Res& r, const std::string& ns,
                    std::unique_lock<std::mutex>& lock) {
+    if (fault == WatchFault::not_found) {
+      reply(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
+      return;
+    }
     uint64_t from = 0;
     if (req.has_param("resourceVersion") && !req.get_param_value("resourceVersion").empty())
       from = std::stoull(req.get_param_value("resourceVersion"));
@@ -300,6 +305,30 @@ struct ApiServer::Impl {
     } else {
       for (const auto& e : history)
         if (e.rv > from && e.res == w->res && (ns.empty() || e.ns == ns)) w->lines.push_back(e.line);
+    }
+    if (fault != WatchFault::none) {  // the events above are not sent: the answer is the fault's
+      w->lines.clear();
+      w->end = true;
+      const json bookmark = {{"type", "BOOKMARK"},
+                             {"object", {{"kind", r.kind}, {"apiVersion", r.api_version}, {"metadata", {{"resourceVersion", std::to_string(rv)}}}}}};
+      const json added = {{"type", "ADDED"}, {"object", r.objects.empty() ? json{{"kind", r.kind}, {"apiVersion", r.api_version}, {"metadata", {{"name", "x"}}}}
+                                                                           : r.full(r.objects.begin()->second)}};
+      switch (fault) {
+        case WatchFault::bookmark_close: w->lines.push_back(bookmark.dump() + "\n"); break;
+        case WatchFault::cut_line: {
+          const std::string line = added.dump();
+          w->lines.push_back(line.substr(0, line.size() / 2));
+          break;
+        }
+        case WatchFault::not_json: w->lines.push_back("<html><body>502 Bad Gateway</body></html>\n"); break;
+        case WatchFault::error_event:
+          w->lines.push_back(json{{"type", "ERROR"}, {"object", status(500, "InternalError", "an error on the server (\"\") has prevented the request from succeeding")}}.dump() + "\n");
+          break;
+        case WatchFault::expired:
+          w->lines.push_back(json{{"type", "ERROR"}, {"object", status(410, "Expired", "too old resource version: " + std::to_string(from) + " (" + std::to_string(rv) + ")")}}.dump() + "\n");
+          break;
+        default: break;
+      }
     }
     int timeout = 0;
     if (req.has_param("timeoutSeconds")) timeout = std::stoi(req.get_param_value("timeoutSeconds"));
@@ -527,6 +556,18 @@ void ApiServer::set_split_events(bool split) {
 void ApiServer::forbid(const std::string& plural) {
   std::lock_guard lock(impl_->mu);
   impl_->forbidden.insert(plural);
+}
+
+void ApiServer::set_watch_fault(WatchFault fault) {
+  std::lock_guard lock(impl_->mu);
+  impl_->fault = fault;
+}
+
+size_t ApiServer::watch_requests(const std::string& path) const {
+  std::lock_guard lock(impl_->mu);
+  size_t n = 0;
+  for (const auto& r : impl_->log) n += r.watch && r.path == path;
+  return n;
 }
 
 int ApiServer::open_watches() const {

@@ -77,6 +77,21 @@ class ApiServer {
   void set_split_events(bool split);
   // Answers 403 (Forbidden, the API server's RBAC message) for a plural.
   void forbid(const std::string& plural);
+  // How each new watch is answered from now on: a server (or a proxy in front of it) gone wrong.
+  // Watches already open are not touched; events put meanwhile stay in the history.
+  enum class WatchFault {
+    none,            // events, as a server does
+    close,           // 200, then the end of the stream at once, without an event
+    bookmark_close,  // one BOOKMARK at the current resourceVersion, then the end
+    cut_line,        // half an event line, then the end of the stream
+    not_json,        // a line that is not JSON
+    error_event,     // an ERROR event with a 500 Status (the API server's InternalError)
+    expired,         // an ERROR event with 410 Expired, whatever the resourceVersion
+    not_found,       // 404, while discovery and lists still answer
+  };
+  void set_watch_fault(WatchFault fault);
+  // Watch requests received so far for a path (e.g. "/api/v1/nodes").
+  [[nodiscard]] size_t watch_requests(const std::string& path) const;
 
   [[nodiscard]] int open_watches() const;
   [[nodiscard]] std::vector<ApiRequest> requests() const;
