@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <sstream>
+#include <vector>
 
 namespace gpuguard::webhook {
 
@@ -151,6 +152,17 @@ void Metrics::set_sync(std::string_view kind, double last_sync_unix, bool health
   gauges_[ok] = healthy ? 1 : 0;
 }
 
+void Metrics::set_watch_counts(std::string_view kind, uint64_t failures, const std::map<std::string, uint64_t, std::less<>>& restarts) {
+  auto f = series("gpuguard_watch_failures_total", {{"kind", kind}});
+  std::vector<std::pair<std::string, double>> ends;
+  ends.reserve(restarts.size());
+  for (const auto& [reason, n] : restarts)
+    ends.emplace_back(series("gpuguard_watch_restarts_total", {{"kind", kind}, {"reason", reason}}), static_cast<double>(n));
+  std::lock_guard lock(mu_);
+  counters_[f] = static_cast<double>(failures);
+  for (auto& [s, v] : ends) counters_[std::move(s)] = v;
+}
+
 void Metrics::set_state_objects(size_t objects) {
   std::lock_guard lock(mu_);
   gauges_["gpuguard_state_objects"] = static_cast<double>(objects);
@@ -192,6 +204,10 @@ std::string Metrics::render() const {
       {"gpuguard_rule_findings_total", "counter", "Findings reported in admission, by rule, severity and enforcement mode."},
       {"gpuguard_rule_errors_total", "counter", "Internal failures of a rule (handled by failureMode)."},
       {"gpuguard_state_reloads_total", "counter", "Loads of the --state files, by result."},
+      {"gpuguard_watch_failures_total", "counter",
+       "Watch mode: per kind, lists and watches that failed or whose watch the API server ended within 1 s; each backs off."},
+      {"gpuguard_watch_restarts_total", "counter",
+       "Watch mode: watches ended, by kind and reason (closed: by the server after 1 s; short: within 1 s; expired: 410; error)."},
       {"gpuguard_certificate_reloads_total", "counter", "Loads of the serving certificate, by result."},
   };
   static constexpr Family kGauges[] = {

@@ -37,6 +37,9 @@ class Metrics {
   // Watch mode: per kind, when it was last in sync with the API server (list, event or bookmark),
   // whether its watch is healthy and whether the API serves it.
   void set_sync(std::string_view kind, double last_sync_unix, bool healthy, bool installed);
+  // Watch mode: per kind, the cache's running totals (kube::ResourceStatus, set at each scrape):
+  // list and watch failures, each followed by a backoff, and how its watches ended, by reason.
+  void set_watch_counts(std::string_view kind, uint64_t failures, const std::map<std::string, uint64_t, std::less<>>& restarts);
   void set_state_objects(size_t objects);
   void set_certificate_expiry(double unix_seconds);
   void certificate_reload(bool ok);

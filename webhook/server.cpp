@@ -238,6 +238,7 @@ class Runtime {
       objects += st.objects;
       const std::string kind = st.resource.group.empty() ? st.resource.kind : st.resource.kind + "." + st.resource.group;
       metrics_.set_sync(kind, st.last_sync_unix, st.healthy, st.installed);
+      metrics_.set_watch_counts(kind, st.failures, st.watch_restarts);
     }
     metrics_.set_state_objects(objects);
   }

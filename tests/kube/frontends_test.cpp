@@ -137,6 +137,8 @@ TEST_CASE("serve --watch: ready once listed; a PriorityClass created through the
   CHECK(metrics.find("gpuguard_state_last_sync_timestamp_seconds{kind=\"PriorityClass.scheduling.k8s.io\"} ") != std::string::npos);
   CHECK(metrics.find("gpuguard_state_watch_healthy{kind=\"PriorityClass.scheduling.k8s.io\"} 1") != std::string::npos);
   CHECK(wh.metric("gpuguard_state_objects") == 5);
+  CHECK(metrics.find("# TYPE gpuguard_watch_failures_total counter\n") != std::string::npos);
+  CHECK(metrics.find("\ngpuguard_watch_failures_total{kind=\"PriorityClass.scheduling.k8s.io\"} ") != std::string::npos);
 
   // A slow API server: admission answers from the cache at once (curl gives up after 1 s).
   api.set_delay_ms(4000);
@@ -162,6 +164,11 @@ TEST_CASE("serve --watch: ready once listed; a PriorityClass created through the
   CHECK(stale["response"]["allowed"] == json(true));
   CHECK_MESSAGE(stale["response"]["warnings"][0].get<std::string>().rfind("gpuguard: cluster state of ", 0) == 0, stale.dump());
   CHECK(wh.curl("/metrics").second.find("gpuguard_state_watch_healthy{kind=\"PriorityClass.scheduling.k8s.io\"} 0") != std::string::npos);
+  // Each refused watch is a failure that backs off (200 ms, 400 ms, …): counted, and not hundreds.
+  const double failures = wh.metric("gpuguard_watch_failures_total{kind=\"PriorityClass.scheduling.k8s.io\"}");
+  CHECK(failures >= 1);
+  CHECK(failures <= 20);
+  CHECK(wh.metric("gpuguard_watch_restarts_total{kind=\"PriorityClass.scheduling.k8s.io\",reason=\"error\"}") >= 1);
   CHECK(wh.curl("/readyz").first == 200);  // still serving, from the last good state
   wh.proc->signal(SIGTERM);
   CHECK(wh.proc->wait_exit() == 0);
