@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "engine/yaml_emit.h"
@@ -22,6 +23,57 @@ bool Exclusion::covers(std::string_view rule) const {
   for (const auto& r : rules)
     if (r == rule) return true;
   return false;
+}
+
+std::string_view honour_note(NotHonoured why) {
+  switch (why) {
+    case NotHonoured::off: return "gpuguard.io/ignore not honoured at admission: annotations off";
+    case NotHonoured::no_reason: return "gpuguard.io/ignore not honoured at admission: no ignore-reason";
+    case NotHonoured::namespace_: return "gpuguard.io/ignore not honoured at admission in this namespace";
+    case NotHonoured::rule: return "gpuguard.io/ignore not honoured at admission for this rule";
+    case NotHonoured::user: return "gpuguard.io/ignore not honoured at admission for this user";
+    case NotHonoured::flag: return "gpuguard.io/ignore not honoured: --no-annotation-exemptions";
+  }
+  return "gpuguard.io/ignore not honoured";
+}
+
+bool ExemptionAllow::matches_namespace(std::string_view ns) const { return !namespaces || RE2::FullMatch(ns, *namespaces); }
+
+bool ExemptionAllow::covers(std::string_view rule) const {
+  return rules.empty() || std::find(rules.begin(), rules.end(), rule) != rules.end();
+}
+
+bool ExemptionAllow::matches_user(const RequestUser* user) const {
+  if (users.empty() && groups.empty()) return true;
+  if (!user) return false;
+  for (const auto& u : users)
+    if (RE2::FullMatch(user->username, *u)) return true;
+  for (const auto& g : groups)
+    for (const auto& group : user->groups)
+      if (RE2::FullMatch(group, *g)) return true;
+  return false;
+}
+
+std::optional<NotHonoured> ExemptionSettings::refuses(std::string_view ns, std::string_view rule, const RequestUser* user,
+                                                      bool has_reason) const {
+  if (!annotations) return NotHonoured::off;
+  if (require_reason && !has_reason) return NotHonoured::no_reason;
+  if (allow.empty()) return std::nullopt;
+  // The reason is the furthest any entry got: namespace, then rule, then user.
+  NotHonoured why = NotHonoured::namespace_;
+  for (const auto& a : allow) {
+    if (!a.matches_namespace(ns)) continue;
+    if (!a.covers(rule)) {
+      why = std::max(why, NotHonoured::rule);
+      continue;
+    }
+    if (!a.matches_user(user)) {
+      why = NotHonoured::user;
+      continue;
+    }
+    return std::nullopt;
+  }
+  return why;
 }
 
 std::string_view to_string(Mode m) {
@@ -51,8 +103,10 @@ const RuleSettings& Config::rule(std::string_view id) const {
 namespace {
 
 constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "mig", "rules", "exclude", "webhook"};
-constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "mode", "params"};
-constexpr std::string_view kWebhookKeys[] = {"onUpdate", "failureMode", "mutate"};
+constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "mode", "fix", "params"};
+constexpr std::string_view kWebhookKeys[] = {"onUpdate", "failureMode", "mutate", "exemptions"};
+constexpr std::string_view kExemptionKeys[] = {"annotations", "requireReason", "allow"};
+constexpr std::string_view kAllowKeys[] = {"namespaces", "rules", "users", "groups"};
 constexpr std::string_view kMutateKeys[] = {"pods", "templates"};
 constexpr std::string_view kExcludeKeys[] = {"namespace", "kind", "name", "rules", "reason"};
 
@@ -230,6 +284,73 @@ bool valid_resource_pattern(std::string_view s) {
   return true;
 }
 
+// webhook.exemptions.
+void read_exemptions(const json& x, const Registry& registry, Validator& val, ExemptionSettings& out) {
+  const std::string xptr = "/webhook/exemptions";
+  if (!x.is_object()) {
+    val.error(xptr, "webhook.exemptions: expected a mapping (" + list_of(kExemptionKeys) + "), got " + type_name(x));
+    return;
+  }
+  for (const auto& [k, v] : x.items())
+    if (!known(k, kExemptionKeys))
+      val.error(pointer_join(xptr, k), "webhook.exemptions: unknown key \"" + k + "\" (known: " + list_of(kExemptionKeys) + ")");
+  for (const char* key : {"annotations", "requireReason"})
+    if (const json* b = member(x, key)) {
+      if (!b->is_boolean()) val.error(pointer_join(xptr, key), std::string("webhook.exemptions.") + key + ": expected true or false, got " + brief(*b));
+      else (std::string_view(key) == "annotations" ? out.annotations : out.require_reason) = b->get<bool>();
+    }
+  const json* allow = member(x, "allow");
+  if (!allow) return;
+  const std::string aptr = pointer_join(xptr, "allow");
+  if (!allow->is_array()) {
+    val.error(aptr, "webhook.exemptions.allow: expected a list of {namespaces, rules, users, groups}, got " + type_name(*allow));
+    return;
+  }
+  for (size_t i = 0; i < allow->size(); ++i) {
+    const json& e = (*allow)[i];
+    const std::string eptr = pointer_join(aptr, i);
+    const std::string label = "webhook.exemptions.allow[" + std::to_string(i) + "]";
+    if (!e.is_object()) {
+      val.error(eptr, label + ": expected a mapping, got " + type_name(e));
+      continue;
+    }
+    ExemptionAllow a;
+    a.where = val.where(eptr);
+    for (const auto& [k, v] : e.items())
+      if (!known(k, kAllowKeys))
+        val.error(pointer_join(eptr, k), std::string(label).append(": unknown key \"").append(k).append("\" (known: ").append(list_of(kAllowKeys)).append(")"));
+    if (const json* v = member(e, "namespaces")) a.namespaces = val.regex(*v, pointer_join(eptr, "namespaces"));
+    // An empty list would read as "any" (as an absent key does) where it says "none": refused.
+    for (const char* key : {"rules", "users", "groups"})
+      if (const json* list = member(e, key); list && list->is_array() && list->empty())
+        val.error(pointer_join(eptr, key), label + "." + key + ": an empty list; leave the key out to allow any");
+    if (const json* rl = member(e, "rules")) {
+      if (!rl->is_array()) val.error(pointer_join(eptr, "rules"), label + ".rules: expected a list of rule ids, got " + type_name(*rl));
+      else
+        for (size_t j = 0; j < rl->size(); ++j) {
+          const json& r = (*rl)[j];
+          if (!r.is_string() || !registry.find(r.get<std::string>()))
+            val.error(pointer_join(pointer_join(eptr, "rules"), j),
+                      label + ".rules[" + std::to_string(j) + "]: unknown rule " + brief(r) + " (see `gpuguard rules`)");
+          else a.rules.push_back(r.get<std::string>());
+        }
+    }
+    for (const char* key : {"users", "groups"}) {
+      const json* list = member(e, key);
+      if (!list) continue;
+      const std::string lptr = pointer_join(eptr, key);
+      if (!list->is_array()) {
+        val.error(lptr, label + "." + key + ": expected a list of regular expressions, got " + type_name(*list));
+        continue;
+      }
+      auto& into = std::string_view(key) == "users" ? a.users : a.groups;
+      for (size_t j = 0; j < list->size(); ++j)
+        if (auto re = val.regex((*list)[j], pointer_join(lptr, j))) into.push_back(std::move(re));
+    }
+    out.allow.push_back(std::move(a));
+  }
+}
+
 }  // namespace
 
 Config default_config(const Registry& registry) {
@@ -313,7 +434,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
           continue;
         }
         if (!rs.is_object()) {
-          val.error(rptr, "rules." + id + ": expected a mapping (enabled, severity, params) or a boolean, got " + type_name(rs));
+          val.error(rptr, "rules." + id + ": expected a mapping (enabled, severity, mode, fix, params) or a boolean, got " + type_name(rs));
           continue;
         }
         for (const auto& [k, v] : rs.items()) {
@@ -333,6 +454,11 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
           auto mode = m->is_string() ? parse_mode(m->get<std::string>()) : std::nullopt;
           if (!mode) val.error(pointer_join(rptr, "mode"), "rules." + id + ".mode: expected enforce, warn or audit, got " + brief(*m));
           else settings.mode = *mode;
+        }
+        if (const json* f = member(rs, "fix")) {
+          if (!f->is_boolean()) val.error(pointer_join(rptr, "fix"), "rules." + id + ".fix: expected true or false, got " + brief(*f));
+          else if (!rule->info().has_fix) val.error(pointer_join(rptr, "fix"), "rules." + id + ".fix: the rule has no fix");
+          else settings.fix = f->get<bool>();
         }
         if (const json* p = member(rs, "params")) {
           std::string pptr = pointer_join(rptr, "params");
@@ -422,7 +548,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
   }
 
   if (const json* wh = member(root, "webhook")) {
-    if (!wh->is_object()) val.error("/webhook", "webhook: expected a mapping (onUpdate, failureMode, mutate), got " + type_name(*wh));
+    if (!wh->is_object()) val.error("/webhook", "webhook: expected a mapping (" + list_of(kWebhookKeys) + "), got " + type_name(*wh));
     else {
       for (const auto& [k, v] : wh->items())
         if (!known(k, kWebhookKeys))
@@ -453,6 +579,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
             }
           }
       }
+      if (const json* x = member(*wh, "exemptions")) read_exemptions(*x, registry, val, config.webhook.exemptions);
     }
   }
 
@@ -545,6 +672,7 @@ std::string print_config(const Config& config, const Registry& registry) {
     out << YAML::Key << "enabled" << YAML::Value << s.enabled;
     out << YAML::Key << "severity" << YAML::Value << std::string(to_string(s.severity));
     out << YAML::Key << "mode" << YAML::Value << std::string(to_string(s.mode));
+    if (r->info().has_fix) out << YAML::Key << "fix" << YAML::Value << s.fix;
     if (!r->info().params.empty()) {
       out << YAML::Key << "params" << YAML::Value;
       emit_json(out, s.params.values());
@@ -585,7 +713,33 @@ std::string print_config(const Config& config, const Registry& registry) {
   out << YAML::Key << "mutate" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "pods" << YAML::Value << config.webhook.mutate_pods;
   out << YAML::Key << "templates" << YAML::Value << config.webhook.mutate_templates;
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  const ExemptionSettings& ex = config.webhook.exemptions;
+  out << YAML::Key << "exemptions" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "annotations" << YAML::Value << ex.annotations;
+  out << YAML::Key << "requireReason" << YAML::Value << ex.require_reason;
+  out << YAML::Key << "allow" << YAML::Value << YAML::BeginSeq;
+  for (const auto& a : ex.allow) {
+    out << YAML::BeginMap;
+    if (a.namespaces) {
+      out << YAML::Key << "namespaces" << YAML::Value;
+      emit_yaml_string(out, a.namespaces->pattern(), true);
+    }
+    if (!a.rules.empty()) {
+      out << YAML::Key << "rules" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& r : a.rules) out << r;
+      out << YAML::EndSeq;
+    }
+    for (const auto* list : {&a.users, &a.groups}) {
+      if (list->empty()) continue;
+      out << YAML::Key << (list == &a.users ? "users" : "groups") << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& re : *list) emit_yaml_string(out, re->pattern(), true);
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  out << YAML::EndMap;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -626,6 +780,51 @@ json mig_schema() {
           {"properties", {{"gpus", {{"type", "array"}, {"items", gpu}, {"description", "GPU models added to the built-in MIG catalog (looked up first)"}}}}}};
 }
 
+// webhook.exemptions.
+json exemptions_schema(const json& rule_ids) {
+  json regex_list = {{"type", "array"}, {"minItems", 1}, {"items", {{"type", "string"}, {"format", "regex"}}}};
+  json users = regex_list;
+  users["description"] = "RE2, full match on request.userInfo.username (a Pod made by a controller is sent by the controller's "
+                         "service account); with groups: either matches; absent: anyone";
+  json groups = regex_list;
+  groups["description"] = "RE2, full match on any of request.userInfo.groups; with users: either matches; absent: any";
+  json entry = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"properties",
+       {{"namespaces",
+         {{"type", "string"},
+          {"format", "regex"},
+          {"description", "RE2, full match on the object's namespace (\"\" for cluster-scoped objects); absent: any namespace"}}},
+        {"rules",
+         {{"type", "array"},
+          {"minItems", 1},
+          {"items", {{"enum", rule_ids}}},
+          {"description", "the rules an annotation may exempt here (its \"*\" means these); absent: any rule"}}},
+        {"users", users},
+        {"groups", groups}}},
+  };
+  return {{"type", "object"},
+          {"additionalProperties", false},
+          {"description", "Whether gpuguard.io/ignore annotations on the admitted object exempt its findings at admission "
+                          "(the linter honours them unless given --no-annotation-exemptions)"},
+          {"properties",
+           {{"annotations",
+             {{"type", "boolean"},
+              {"default", false},
+              {"description", "whether annotations exempt at all; when not, the findings are reported with a note that the "
+                              "annotation is not honoured"}}},
+            {"requireReason",
+             {{"type", "boolean"},
+              {"default", true},
+              {"description", "an annotation without a non-empty gpuguard.io/ignore-reason exempts nothing"}}},
+            {"allow",
+             {{"type", "array"},
+              {"items", entry},
+              {"description", "an annotation exempts a finding only where an entry allows it (every field given matches); "
+                              "no entries: anywhere, any rule, anyone"}}}}}};
+}
+
 }  // namespace
 
 json config_schema(const Registry& registry) {
@@ -660,9 +859,15 @@ json config_schema(const Registry& registry) {
           {"mode",
            {{"enum", {"enforce", "warn", "audit"}},
             {"default", "enforce"},
-            {"description", "webhook: enforce (errors deny), warn (errors become warnings), audit (log and count only)"}}},
+            {"description", "webhook: enforce (errors deny, the fix is applied), warn (errors become warnings), audit (log and "
+                            "count only); in warn and audit the rule changes nothing"}}},
           {"params", {{"type", "object"}, {"additionalProperties", false}, {"properties", params}}}}},
     };
+    if (info.has_fix)
+      settings["properties"]["fix"] = {
+          {"type", "boolean"},
+          {"default", true},
+          {"description", "whether /mutate and gpuguard mutate apply the rule's fix (only ever in enforce mode)"}};
     rule_props[info.id] = {{"description", info.summary}, {"oneOf", {{{"type", "boolean"}}, settings}}};
   }
   std::string defaults;
@@ -721,7 +926,8 @@ json config_schema(const Registry& registry) {
               {"templates",
                {{"type", "boolean"},
                 {"default", false},
-                {"description", "also to controllers' pod templates (GitOps tools would see drift)"}}}}}}}}}}},
+                {"description", "also to controllers' pod templates (GitOps tools would see drift)"}}}}}}},
+          {"exemptions", exemptions_schema(rule_ids)}}}}},
   };
   return schema;
 }

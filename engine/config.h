@@ -28,6 +28,53 @@ struct RuleSettings {
   Severity severity = Severity::warning;
   Mode mode = Mode::enforce;
   Params params;
+  // Whether /mutate and `gpuguard mutate` apply the rule's fix (`fix: false` switches it off). A
+  // fix is applied only in enforce mode: a rule in warn or audit mode changes nothing.
+  bool fix = true;
+  [[nodiscard]] bool fixes() const { return enabled && fix && mode == Mode::enforce; }
+};
+
+// Who sent an admission request: request.userInfo's username and groups.
+struct RequestUser {
+  std::string username;
+  std::vector<std::string> groups;
+};
+
+// Why a gpuguard.io/ignore annotation that names a rule does not exempt its finding.
+enum class NotHonoured : uint8_t {
+  off,         // annotations do not exempt at admission (webhook.exemptions.annotations: false)
+  no_reason,   // requireReason and no non-empty gpuguard.io/ignore-reason
+  namespace_,  // no webhook.exemptions.allow entry matches the object's namespace
+  rule,        // ... entries match the namespace, none the rule
+  user,        // ... entries match namespace and rule, none the user or a group
+  flag,        // `lint --no-annotation-exemptions`
+};
+// The note a finding carries: "gpuguard.io/ignore not honoured at admission for this rule" (at most 64 bytes).
+[[nodiscard]] std::string_view honour_note(NotHonoured why);
+
+// One entry of webhook.exemptions.allow: where, for which rules and for whom an annotation may
+// exempt at admission. Every field that is set must match; users and groups: either matches.
+struct ExemptionAllow {
+  std::shared_ptr<const re2::RE2> namespaces;  // RE2, full match; null: any ("" for cluster-scoped objects)
+  std::vector<std::string> rules;              // empty: any rule
+  std::vector<std::shared_ptr<const re2::RE2>> users;   // RE2, full match on userInfo.username
+  std::vector<std::shared_ptr<const re2::RE2>> groups;  // RE2, full match on any of userInfo.groups
+  std::string where;  // "file:line" of the entry
+  [[nodiscard]] bool matches_namespace(std::string_view ns) const;
+  [[nodiscard]] bool covers(std::string_view rule) const;
+  // No user known (`gpuguard mutate` without --as): an entry that names users or groups does not match.
+  [[nodiscard]] bool matches_user(const RequestUser* user) const;
+};
+
+// webhook.exemptions: whether and where object annotations exempt findings at admission (the
+// operator's decision; the linter honours them unless told not to).
+struct ExemptionSettings {
+  bool annotations = false;     // annotations never exempt at admission by default
+  bool require_reason = true;   // an annotation without a non-empty gpuguard.io/ignore-reason exempts nothing
+  std::vector<ExemptionAllow> allow;  // empty: anywhere, any rule, anyone
+  // Why an annotation naming `rule` on an object in `ns` does not exempt it for `user`; nullopt: it does.
+  [[nodiscard]] std::optional<NotHonoured> refuses(std::string_view ns, std::string_view rule, const RequestUser* user,
+                                                   bool has_reason) const;
 };
 
 // `webhook:` — how `gpuguard serve` answers.
@@ -40,6 +87,7 @@ struct WebhookSettings {
   bool fail_open = true;
   bool mutate_pods = true;       // apply fixes to Pods
   bool mutate_templates = false; // and to controllers' pod templates (GitOps tools would see drift)
+  ExemptionSettings exemptions;
 };
 
 // Objects a config takes out of linting; every pattern that is set must match in full (RE2).

@@ -48,23 +48,47 @@ struct Exemptions {
     std::string pointer_prefix;  // "" for the object, "/spec/template" for a template
     std::vector<std::string> rules;  // "*" = every rule
     std::string reason;
+    // Whether it names `rule` for a finding at `pointer`.
+    [[nodiscard]] bool covers(std::string_view rule, std::string_view pointer) const {
+      if (!pointer.starts_with(pointer_prefix)) return false;
+      if (pointer.size() > pointer_prefix.size() && !pointer_prefix.empty() && pointer[pointer_prefix.size()] != '/') return false;
+      return std::any_of(rules.begin(), rules.end(), [&](const std::string& r) { return r == "*" || r == rule; });
+    }
+    [[nodiscard]] bool has_reason() const {
+      return reason.find_first_not_of(" \t\r\n") != std::string::npos;
+    }
   };
   std::vector<Ignore> ignores;
   std::vector<const Exclusion*> exclusions;
 
-  // The reason a finding of `rule` at `pointer` is suppressed, if it is.
-  [[nodiscard]] std::optional<std::string> suppresses(std::string_view rule, std::string_view pointer) const {
-    for (const auto& ig : ignores) {
-      if (!pointer.starts_with(ig.pointer_prefix)) continue;
-      if (pointer.size() > ig.pointer_prefix.size() && !ig.pointer_prefix.empty() && pointer[ig.pointer_prefix.size()] != '/')
-        continue;
-      for (const auto& r : ig.rules)
-        if (r == "*" || r == rule)
-          return ig.reason.empty() ? std::string(kIgnoreAnnotation) + " annotation" : ig.reason;
-    }
+  // Suppresses `f` when a config exclusion covers its rule (the operator's), or an ignore
+  // annotation names it and `policy` honours it; marks what an annotation did.
+  void apply(Finding& f, AnnotationExemptions policy, const ExemptionSettings& settings, const RequestUser* user) const {
     for (const Exclusion* x : exclusions)
-      if (x->covers(rule)) return x->reason.empty() ? "excluded by " + x->where : x->reason;
-    return std::nullopt;
+      if (x->covers(f.rule)) {
+        f.suppressed = true;
+        f.suppression = x->reason.empty() ? "excluded by " + x->where : x->reason;
+        return;
+      }
+    std::optional<NotHonoured> refused;
+    for (const auto& ig : ignores) {
+      if (!ig.covers(f.rule, f.pointer)) continue;
+      std::optional<NotHonoured> why;
+      if (policy == AnnotationExemptions::never) why = NotHonoured::flag;
+      else if (policy == AnnotationExemptions::admission)
+        why = settings.refuses(f.object.namespace_(), f.rule, user, ig.has_reason());
+      if (!why) {
+        f.suppressed = true;
+        f.annotation = Finding::Annotation::exempted;
+        f.suppression = ig.reason.empty() ? std::string(kIgnoreAnnotation) + " annotation" : ig.reason;
+        return;
+      }
+      if (!refused) refused = why;
+    }
+    if (refused) {
+      f.annotation = Finding::Annotation::not_honoured;
+      f.suppression = honour_note(*refused);
+    }
   }
 };
 
@@ -256,12 +280,8 @@ struct Evaluation::Impl {
     f.rule = rule.info().id;
     f.severity = settings.severity;
     f.mode = settings.mode;
-    if (auto it = exemptions.find(f.object.id); it != exemptions.end()) {
-      if (auto why = it->second.suppresses(f.rule, f.pointer)) {
-        f.suppressed = true;
-        f.suppression = std::move(*why);
-      }
-    }
+    if (auto it = exemptions.find(f.object.id); it != exemptions.end())
+      it->second.apply(f, options.annotations, config.webhook.exemptions, options.user);
     if (findings.empty() || findings.back().size() == kChunk) {
       findings.emplace_back();
       if (findings.size() > 1) findings.back().reserve(kChunk);
@@ -466,7 +486,18 @@ void Evaluation::Impl::collect_exemptions(const Object& obj, const std::string& 
       }
       ig.rules.push_back(std::move(id));
     }
-    if (auto reason = string_at(ann, kIgnoreReasonAnnotation)) ig.reason = *reason;
+    if (auto reason = string_at(ann, kIgnoreReasonAnnotation)) {
+      // Each finding it exempts carries a copy (and the webhook's log line): the first
+      // kMaxIgnoreReason bytes, cut between UTF-8 characters.
+      std::string_view r = *reason;
+      if (r.size() > kMaxIgnoreReason) {
+        size_t cut = kMaxIgnoreReason - 3;
+        while (cut > 0 && (static_cast<unsigned char>(r[cut]) & 0xC0) == 0x80) --cut;
+        ig.reason.assign(r.substr(0, cut)).append("\u2026");
+      } else {
+        ig.reason = r;
+      }
+    }
     if (!ig.rules.empty()) ex.ignores.push_back(std::move(ig));
   };
   read(obj.metadata(), "");

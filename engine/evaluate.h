@@ -21,8 +21,26 @@ namespace gpuguard::engine {
 
 inline constexpr std::string_view kIgnoreAnnotation = "gpuguard.io/ignore";
 inline constexpr std::string_view kIgnoreReasonAnnotation = "gpuguard.io/ignore-reason";
+// The longest reason a finding keeps (bytes; a longer one is cut): every finding an annotation
+// exempts holds a copy, so a reason of megabytes on an object of many findings would otherwise
+// cost megabytes a finding.
+inline constexpr size_t kMaxIgnoreReason = 256;
 
 class Plan;
+
+// How gpuguard.io/ignore annotations exempt findings.
+enum class AnnotationExemptions : uint8_t {
+  honour,     // always (lint, audit: a repository's own decision)
+  never,      // never (`lint --no-annotation-exemptions`, for CI of a platform repository)
+  admission,  // as config.webhook.exemptions allows, for EvalOptions::user (the webhook, mutate)
+};
+
+// A finding an ignore annotation exempted: what the webhook logs and counts.
+struct Exempted {
+  std::string rule;
+  std::string pointer;
+  std::string reason;  // gpuguard.io/ignore-reason ("gpuguard.io/ignore annotation" when none)
+};
 
 struct EvalOptions {
   bool complete = false;                    // the input is the whole cluster (or scope)
@@ -51,6 +69,12 @@ struct EvalOptions {
   // objects: a 6 MiB vector of refs, and the identities of the objects without findings), and an
   // admission request allocates no list of the one object it evaluates.
   bool list_checked = false;
+  // Whether an ignore annotation exempts a finding it names. One that does not leaves the finding
+  // standing, with Finding::annotation not_honoured and the reason in Finding::suppression.
+  AnnotationExemptions annotations = AnnotationExemptions::honour;
+  // With AnnotationExemptions::admission: who sent the request (userInfo); null: nobody known, so
+  // webhook.exemptions.allow entries that name users or groups do not match.
+  const RequestUser* user = nullptr;
 };
 
 struct Result {

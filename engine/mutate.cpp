@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -23,7 +24,7 @@ bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool c
 std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config, const std::set<std::string>& only_rules) {
   std::set<std::string> fixable;
   for (const Rule* r : registry.rules())
-    if (r->info().has_fix && config.rule(r->info().id).enabled && (only_rules.empty() || only_rules.count(r->info().id)))
+    if (r->info().has_fix && config.rule(r->info().id).fixes() && (only_rules.empty() || only_rules.count(r->info().id)))
       fixable.insert(r->info().id);
   if (fixable.empty()) return nullptr;
   return std::make_shared<const Plan>(registry, config, std::move(fixable));
@@ -394,6 +395,7 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
                              : json_diff(original.body(), out.object, written);
   };
   std::vector<bool> next;  // the rules the next round runs (empty: every one)
+  std::set<std::pair<std::string, std::string>> exempted;  // rule, pointer: in out.exempted
   for (int round = 0; round < options.max_rounds; ++round) {
     auto current = std::make_shared<Object>();
     current->source = original.source;
@@ -425,11 +427,16 @@ MutateResult mutate(const Object& original, const Registry& registry, const Conf
     eo.focus_on_added = true;
     eo.plan = plan;  // its rule set: the fixable rules
     eo.only_indices = std::move(next);
+    eo.annotations = options.annotations;
+    eo.user = options.user;
     next.clear();
     Evaluation eval(registry, config, eo);
     ++out.evaluations;
     eval.add(current);
     Result r = eval.finish();
+    for (const Finding& f : r.findings)
+      if (f.fix && f.annotation == Finding::Annotation::exempted && exempted.emplace(f.rule, f.pointer).second)
+        out.exempted.push_back({f.rule, f.pointer, f.suppression});
     const bool fixes = std::any_of(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.fix && !f.suppressed; });
     if (round == 0 && !fixes) {  // nothing to change
       if (options.object) out.object = original.body();

@@ -34,6 +34,10 @@ struct MutateOptions {
   // wrote, those whose own fix may call for another, those whose fix did not apply. The result is
   // the same either way (tests hold it to that); this is the reference the tests compare with.
   bool rerun_all = false;
+  // Which ignore annotations exempt a rule's fix: as the webhook's config allows (the default;
+  // `gpuguard mutate` follows the webhook), for `user` (null: nobody known).
+  AnnotationExemptions annotations = AnnotationExemptions::admission;
+  const RequestUser* user = nullptr;
 };
 
 struct MutateResult {
@@ -47,6 +51,7 @@ struct MutateResult {
   json object;                     // the object after every fix (null when unchanged and not wanted)
   json patch = json::array();      // RFC 6902, original → object (json_diff)
   std::vector<std::string> rules;  // rules whose fixes were applied, in order
+  std::vector<Exempted> exempted;  // fixes an ignore annotation exempted (not applied), once each
   std::vector<Diagnostic> diagnostics;
   int evaluations = 0;             // rounds that evaluated the object (MutateOptions::rerun_all runs more)
 };
@@ -56,8 +61,8 @@ struct MutateResult {
 // when the config asks for it (GitOps tools would see drift).
 [[nodiscard]] bool mutation_applies(const Object& obj, const WebhookSettings& settings, bool create);
 
-// The evaluation plan of the rules whose fixes mutate() applies (enabled, with a fix, and in
-// only_rules if it is given); null when there are none.
+// The evaluation plan of the rules whose fixes mutate() applies (enabled, with a fix, in enforce
+// mode, `fix` not switched off, and in only_rules if it is given); null when there are none.
 [[nodiscard]] std::shared_ptr<const Plan> mutation_plan(const Registry& registry, const Config& config,
                                                         const std::set<std::string>& only_rules = {});
 

@@ -170,8 +170,15 @@ struct Finding {
   Severity severity = Severity::warning;
   Mode mode = Mode::enforce;  // the rule's, as configured (RuleSettings::mode): what the webhook does with it
   bool suppressed = false;
+  // What a gpuguard.io/ignore annotation naming the rule (at the finding's place) did: nothing (none
+  // names it, or a config exclusion suppressed the finding), exempted the finding (suppressed), or
+  // named it and was not honoured (EvalOptions::annotations: the finding stands).
+  enum class Annotation : uint8_t { none, exempted, not_honoured };
+  Annotation annotation = Annotation::none;
   std::optional<json> fix;  // RFC 6902 operations on the object
-  std::string suppression;  // why: the ignore annotation's reason, or the config exclusion
+  // Suppressed: why (the ignore annotation's reason, or the config exclusion). Not suppressed, with
+  // Annotation::not_honoured: the note saying why the annotation did not exempt it (honour_note).
+  std::string suppression;
 };
 
 inline constexpr uint32_t kNoObject = 0xFFFFFFFFu;

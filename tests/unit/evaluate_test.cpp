@@ -834,4 +834,106 @@ TEST_CASE("mutate applies fixes to a fixed point and returns an RFC 6902 patch")
   CHECK(mutate(again, gpuguard::test::registry(), config).patch.empty());
 }
 
+namespace {
+// The bad pod evaluated with an annotation policy (and a config and user for AnnotationExemptions::admission).
+Result judged(const std::string& annotations, AnnotationExemptions policy, const std::string& config_yaml = "",
+              const RequestUser* user = nullptr) {
+  Config config = default_config(gpuguard::test::registry());
+  if (!config_yaml.empty()) {
+    auto c = load_config(config_yaml, ".gpuguard.yaml", gpuguard::test::registry());
+    REQUIRE(c.has_value());
+    config = std::move(*c);
+  }
+  EvalOptions eo;
+  eo.annotations = policy;
+  eo.user = user;
+  Evaluation eval(gpuguard::test::registry(), config, eo);
+  for (auto& o : gpuguard::test::load_objects(bad_pod(annotations))) eval.add(std::move(o));
+  return eval.finish();
+}
+}  // namespace
+
+TEST_CASE("annotation policies: honoured (lint), never (--no-annotation-exemptions), as the webhook's config allows") {
+  const std::string ann = "  annotations: {gpuguard.io/ignore: \"*\", gpuguard.io/ignore-reason: legacy}\n";
+  auto honour = judged(ann, AnnotationExemptions::honour);
+  REQUIRE(honour.findings.size() == 1);
+  CHECK(honour.findings[0].suppressed);
+  CHECK(honour.findings[0].annotation == Finding::Annotation::exempted);
+  CHECK(honour.findings[0].suppression == "legacy");
+
+  auto never = judged(ann, AnnotationExemptions::never);
+  REQUIRE(never.findings.size() == 1);
+  CHECK_FALSE(never.findings[0].suppressed);
+  CHECK(never.findings[0].annotation == Finding::Annotation::not_honoured);
+  CHECK(never.findings[0].suppression == "gpuguard.io/ignore not honoured: --no-annotation-exemptions");
+
+  auto off = judged(ann, AnnotationExemptions::admission);  // the default config: off
+  REQUIRE(off.findings.size() == 1);
+  CHECK_FALSE(off.findings[0].suppressed);
+  CHECK(off.findings[0].suppression == honour_note(NotHonoured::off));
+
+  const RequestUser ci{"ci", {}};
+  const std::string by_user = "webhook: {exemptions: {annotations: true, allow: [{users: [ci]}]}}\n";
+  CHECK(judged(ann, AnnotationExemptions::admission, by_user, &ci).findings[0].suppressed);
+  CHECK(judged(ann, AnnotationExemptions::admission, by_user, nullptr).findings[0].suppression == honour_note(NotHonoured::user));
+
+  // A reason is kept to its first 256 bytes, cut between characters.
+  std::string long_reason;
+  for (int i = 0; i < 5000; ++i) long_reason += "\u00e9";
+  auto cut = judged("  annotations: {gpuguard.io/ignore: \"*\", gpuguard.io/ignore-reason: \"" + long_reason + "\"}\n",
+                    AnnotationExemptions::honour);
+  REQUIRE(cut.findings.size() == 1);
+  CHECK(cut.findings[0].suppression.size() <= kMaxIgnoreReason);
+  CHECK(cut.findings[0].suppression == long_reason.substr(0, 252) + "\u2026");
+
+  // Without an annotation naming the rule: no note, whatever the policy.
+  auto plain = judged("", AnnotationExemptions::never);
+  REQUIRE(plain.findings.size() == 1);
+  CHECK(plain.findings[0].annotation == Finding::Annotation::none);
+  CHECK(plain.findings[0].suppression.empty());
+  // A config exclusion is the operator's: it suppresses whatever the policy, and is no annotation's exemption.
+  auto excluded = judged(ann, AnnotationExemptions::never, "exclude: [{namespace: ml, reason: lab}]\n");
+  CHECK(excluded.findings[0].suppressed);
+  CHECK(excluded.findings[0].annotation == Finding::Annotation::none);
+  CHECK(excluded.findings[0].suppression == "lab");
+}
+
+TEST_CASE("mutate applies a rule's fix only in enforce mode and unless fix: false") {
+  auto objs = gpuguard::test::load_objects(bad_pod());
+  for (const char* yaml : {"rules: {gpu-request-limit-mismatch: {mode: audit}}\n", "rules: {gpu-request-limit-mismatch: {mode: warn}}\n",
+                           "rules: {gpu-request-limit-mismatch: {fix: false}}\n"}) {
+    CAPTURE(yaml);
+    auto c = load_config(yaml, ".gpuguard.yaml", gpuguard::test::registry());
+    REQUIRE(c.has_value());
+    MutateResult m = mutate(objs[0], gpuguard::test::registry(), *c);
+    CHECK(m.patch.empty());
+    CHECK(m.rules.empty());
+    CHECK(m.object == objs[0].body());
+    const auto plan = mutation_plan(gpuguard::test::registry(), *c);
+    REQUIRE(plan);
+    CHECK(std::none_of(plan->rules().begin(), plan->rules().end(), [](const Rule* r) { return r->info().id == "gpu-request-limit-mismatch"; }));
+  }
+  auto c = load_config("rules: {gpu-request-limit-mismatch: {mode: enforce, fix: true}}\n", ".gpuguard.yaml", gpuguard::test::registry());
+  REQUIRE(c.has_value());
+  CHECK(mutate(objs[0], gpuguard::test::registry(), *c).rules == std::vector<std::string>{"gpu-request-limit-mismatch"});
+}
+
+TEST_CASE("mutate: an exempted fix is not applied and is listed; one whose annotation is not honoured is applied") {
+  auto objs = gpuguard::test::load_objects(bad_pod("  annotations: {gpuguard.io/ignore: gpu-request-limit-mismatch, gpuguard.io/ignore-reason: r}\n"));
+  const Config off = default_config(gpuguard::test::registry());
+  MutateResult applied = mutate(objs[0], gpuguard::test::registry(), off);  // follows the webhook: off
+  CHECK(applied.rules == std::vector<std::string>{"gpu-request-limit-mismatch"});
+  CHECK(applied.exempted.empty());
+  auto on = load_config("webhook: {exemptions: {annotations: true}}\n", ".gpuguard.yaml", gpuguard::test::registry());
+  REQUIRE(on.has_value());
+  MutateResult exempted = mutate(objs[0], gpuguard::test::registry(), *on);
+  CHECK(exempted.patch.empty());
+  REQUIRE(exempted.exempted.size() == 1);
+  CHECK(exempted.exempted[0].rule == "gpu-request-limit-mismatch");
+  CHECK(exempted.exempted[0].reason == "r");
+  MutateOptions honour;
+  honour.annotations = AnnotationExemptions::honour;
+  CHECK(mutate(objs[0], gpuguard::test::registry(), off, honour).patch.empty());
+}
+
 }  // TEST_SUITE
