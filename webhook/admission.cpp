@@ -58,6 +58,7 @@ struct Review {
   engine::Node object;
   engine::Node old_object;
   engine::Node request_kind;
+  engine::RequestUser user;  // request.userInfo
 };
 
 // Checks the shape of the review; an error message when it is not an AdmissionReview we can read.
@@ -95,6 +96,18 @@ std::optional<std::string> decode(engine::Node doc, Review& r) {
   for (const char* key : {"kind", "resource", "requestKind", "requestResource", "userInfo", "options"}) {
     const engine::Node v = member(req, key);
     if (v && !v.is_object() && !v.is_null()) return std::string("request.") + key + " must be an object";
+  }
+  if (const engine::Node ui = member(req, "userInfo"); ui.is_object()) {
+    const engine::Node name = member(ui, "username");
+    if (name && !name.is_string() && !name.is_null()) return "request.userInfo.username must be a string";
+    r.user.username = string_at(ui, "username").value_or("");
+    if (const engine::Node groups = member(ui, "groups"); groups && !groups.is_null()) {
+      if (!groups.is_array()) return "request.userInfo.groups must be a list of strings";
+      for (const engine::Node g : groups) {
+        if (!g.is_string()) return "request.userInfo.groups must be a list of strings";
+        r.user.groups.emplace_back(g.str());
+      }
+    }
   }
   r.request_kind = member(req, "kind");
   for (const char* key : {"object", "oldObject"}) {
@@ -181,17 +194,52 @@ std::string encode(const Review& r, const Response& x) {
   return out;
 }
 
-std::string finding_line(const engine::Finding& f) {
-  std::string path = field_path(f.pointer);
-  return (path.empty() ? std::string() : path + ": ") + f.message + " [" + f.rule + "]";
+// The largest n' <= n at which `s` may be cut: not inside a UTF-8 character.
+size_t utf8_floor(std::string_view s, size_t n) {
+  if (n >= s.size()) return s.size();
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return n;
 }
 
 std::string truncate(std::string s, size_t max) {
   if (s.size() <= max) return s;
-  size_t cut = max > 3 ? max - 3 : 0;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
-  s.resize(cut);
+  s.resize(utf8_floor(s, max > 3 ? max - 3 : 0));
   return s + "...";
+}
+
+constexpr std::string_view kEllipsis = "\u2026";  // "…", 3 bytes
+
+// At most `budget` bytes of `text`, cut where a reader would: at the end of a sentence (". ", the
+// period dropped; not after "e.g.") or before a clause ("; ", ": ", ", ", " (", " - "), outside parentheses,
+// brackets, braces and `code`, the latest such place that keeps more than a third of the budget;
+// else after a word, else between two characters, with an ellipsis.
+std::string cut_text(std::string_view text, size_t budget) {
+  if (text.size() <= budget) return std::string(text);
+  const size_t least = budget / 3;
+  size_t best = 0;  // bytes kept at the latest boundary
+  int depth = 0;
+  bool code = false;
+  const size_t last = std::min(budget, text.size() - 2);  // a boundary at p reads text[p + 1]
+  for (size_t p = 0; p <= last; ++p) {
+    const char c = text[p];
+    if (c == '`') code = !code;
+    if (code || c == '`') continue;
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+    if (depth > 0 || p <= least) continue;
+    const char next = text[p + 1];
+    const bool sentence = c == '.' && next == ' ' && (p < 2 || text[p - 2] != '.');  // not "e.g. " or "i.e. "
+    const bool clause = (c == ';' || c == ':' || c == ',') && next == ' ';
+    const bool aside = c == ' ' && (next == '(' || (next == '-' && p + 2 < text.size() && text[p + 2] == ' '));
+    if (sentence || clause || aside) best = p;
+  }
+  if (best > 0) return std::string(text.substr(0, best));
+  const size_t room = budget > kEllipsis.size() ? budget - kEllipsis.size() : 0;
+  size_t cut = utf8_floor(text, room);
+  if (size_t space = text.substr(0, cut + 1).rfind(' '); space != std::string_view::npos && space > least) cut = space;
+  std::string out(text.substr(0, cut));
+  while (!out.empty() && (out.back() == ' ' || out.back() == ',' || out.back() == ';' || out.back() == ':')) out.pop_back();
+  return out + std::string(kEllipsis);
 }
 
 // The rule an engine diagnostic names ("internal error in rule X ...", "fix of rule X ...").
@@ -269,6 +317,8 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
     outcome.namespace_ = r.namespace_;
     outcome.name = engine::string_at(r.request, "name").value_or("");
     outcome.kind = engine::string_at(r.request_kind, "kind").value_or("");
+    outcome.username = r.user.username;
+    outcome.groups = r.user.groups;
     if (outcome.name.empty()) {
       const engine::Node md = engine::member(r.object ? r.object : r.old_object, "metadata");
       outcome.name = engine::string_at(md, "name").value_or("");
@@ -294,8 +344,11 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       mo.complete = complete;
       mo.plan = mutation_plan_;
       mo.object = false;  // the answer is the patch
+      mo.annotations = engine::AnnotationExemptions::admission;
+      mo.user = &r.user;
       engine::MutateResult m = engine::mutate(obj, registry_, config, mo);
       for (const auto& d : m.diagnostics) outcome.rule_errors.emplace_back(rule_of(d.message), d.message);
+      outcome.exempted = std::move(m.exempted);
       if (m.patch.empty()) return allow("allowed");
       Response response;
       std::string patch;
@@ -324,6 +377,8 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
       eo.focus_on_added = true;
       eo.plan = plan_;
       eo.fixes = false;  // an answer to /validate carries no patch
+      eo.annotations = engine::AnnotationExemptions::admission;
+      eo.user = &r.user;
       engine::Evaluation eval(registry_, config, eo);
       eval.add(to_object(body, r));
       return eval.finish();
@@ -343,6 +398,8 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         eo.base = std::move(inv);
         eo.plan = planned->second;  // the rules that read the kind
         eo.fixes = false;
+        eo.annotations = engine::AnnotationExemptions::admission;
+        eo.user = &r.user;
         engine::Evaluation eval(registry_, config, eo);
         return eval.finish();
       };
@@ -369,6 +426,11 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
         std::erase_if(findings, [&](const engine::Finding& f) { return had.count(key_of(f)) > 0; });
       }
     }
+    // Suppressed: by the config's exclusions (the operator's), or exempted by an annotation the
+    // config honours here, which the outcome lists for the log and the metrics.
+    for (const auto& f : findings)
+      if (f.suppressed && f.annotation == engine::Finding::Annotation::exempted)
+        outcome.exempted.push_back({f.rule, f.pointer, f.suppression});
     std::erase_if(findings, [](const engine::Finding& f) { return f.suppressed; });
 
     // Rules that failed: the configured failure mode decides.
@@ -383,33 +445,33 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
     for (const auto& f : findings) {
       const engine::Mode mode = f.mode;
       if (mode == engine::Mode::audit || f.severity == Severity::info) continue;
-      if (f.severity == Severity::error && mode == engine::Mode::enforce) errors.push_back(finding_line(f));
-      else warnings.push_back(finding_line(f));
+      std::string text = admission_text(f, limits_.max_warning_chars);
+      if (f.severity == Severity::error && mode == engine::Mode::enforce) errors.push_back(std::move(text));
+      else warnings.push_back(std::move(text));
     }
     outcome.findings = std::move(findings);
     // A cluster state that should be whole but is not (a broken watch): the checks that need the
     // whole cluster were skipped, and the answer says so rather than pass in silence.
     if (endpoint == Endpoint::validate && state && !state->complete() && !state->note().empty())
-      warnings.insert(warnings.begin(), "gpuguard: " + state->note());
+      warnings.insert(warnings.begin(), truncate("gpuguard: " + state->note(), limits_.max_warning_chars));
 
     Response response;
     if (rule_failed && !config.webhook.fail_open) {
-      errors.insert(errors.begin(), "gpuguard could not evaluate every rule (failureMode: deny): " + outcome.rule_errors.front().second);
+      errors.insert(errors.begin(), truncate("gpuguard could not evaluate every rule (failureMode: deny): " + outcome.rule_errors.front().second,
+                                             limits_.max_warning_chars));
     }
     if (!errors.empty()) {
-      std::string msg = "gpuguard: " + std::to_string(errors.size()) + (errors.size() == 1 ? " error" : " errors") + ": ";
-      for (size_t i = 0; i < errors.size(); ++i) msg += (i ? "; " : "") + errors[i];
       response.allowed = false;
       response.code = 403;
       response.reason = "Forbidden";
-      response.message = truncate(std::move(msg), limits_.max_message_chars);
+      response.message = denial_message(errors, limits_.max_message_chars);
       outcome.decision = "denied";
     } else {
       outcome.decision = warnings.empty() ? "allowed" : "warned";
     }
     size_t total = 0;
     for (size_t i = 0; i < warnings.size(); ++i) {
-      std::string w = truncate(std::move(warnings[i]), limits_.max_warning_chars);
+      std::string w = std::move(warnings[i]);  // each within max_warning_chars
       const size_t rest = warnings.size() - i;
       const bool last_slot = response.warnings.size() + 1 == limits_.max_warnings;
       if ((last_slot && rest > 1) || total + w.size() > limits_.max_warnings_total) {
@@ -425,6 +487,63 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
   } catch (...) {
     return failed("unknown exception");
   }
+}
+
+std::vector<std::string> Outcome::exempted_rules() const {
+  std::set<std::string> rules;
+  for (const auto& e : exempted) rules.insert(e.rule);
+  return {rules.begin(), rules.end()};
+}
+
+std::string admission_text(const engine::Finding& f, size_t max) {
+  std::string out = "[" + f.rule + "] ";
+  const std::string path = field_path(f.pointer);
+  std::string note;
+  if (!f.suppressed && f.annotation == engine::Finding::Annotation::not_honoured && !f.suppression.empty())
+    note = " (" + f.suppression + ")";
+  const size_t path_part = path.empty() ? 0 : path.size() + 2;
+  if (out.size() + path_part + f.message.size() + note.size() <= max) {
+    if (!path.empty()) out.append(path).append(": ");
+    return out.append(f.message).append(note);
+  }
+  // The id, the note and the pointer to `gpuguard explain` stay whole; the path and the message
+  // share the rest, the path at most half of it when the message needs more.
+  const std::string more = "; see gpuguard explain " + f.rule;
+  constexpr size_t kLeast = 48;  // for the path and the message together
+  if (out.size() + note.size() + more.size() + kLeast > max) note.clear();
+  if (out.size() + more.size() + kLeast > max) return truncate(out + path + ": " + f.message, max);  // a max too small
+  const size_t rest = max - out.size() - note.size() - more.size();
+  if (!path.empty()) {
+    if (path_part > rest / 2 && path_part + f.message.size() > rest) {
+      out.append(path, 0, utf8_floor(path, rest / 2 - 2 - kEllipsis.size()));
+      out += kEllipsis;
+    } else {
+      out += path;
+    }
+    out += ": ";
+  }
+  const std::string message = cut_text(f.message, max - out.size() - note.size() - more.size());
+  out.append(message).append(note);
+  if (message.size() < f.message.size()) out += more;
+  return out;
+}
+
+std::string denial_message(const std::vector<std::string>& errors, size_t max) {
+  std::string out = "gpuguard: " + std::to_string(errors.size()) + (errors.size() == 1 ? " error: " : " errors: ");
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const std::string sep = i ? "; " : "";
+    const size_t left = errors.size() - i - 1;
+    // Room for this error, and for saying how many more there are if any.
+    const std::string rest_note = "; and " + std::to_string(errors.size() - i) + " more (gpuguard lint shows them)";
+    const size_t reserve = left ? rest_note.size() : 0;
+    if (out.size() + sep.size() + errors[i].size() + reserve > max) {
+      if (i == 0) return truncate(out + errors[i], max);  // not even one fits: a max smaller than an error
+      return out + rest_note;
+    }
+    out += sep;
+    out += errors[i];
+  }
+  return out;
 }
 
 }  // namespace gpuguard::webhook

@@ -4,7 +4,9 @@
 // admission.k8s.io/v1 (and v1beta1, answered in the version asked). Validation denies on `error`
 // findings of rules in enforce mode, returns `warning` findings (and errors in warn mode) as
 // Kubernetes warnings, and only logs `info` and audit-mode findings. Mutation applies the fixes
-// of the enabled rules and answers a base64 JSON Patch. See facts/webhook.md §1 and §7.
+// of the enabled rules in enforce mode (and `fix` not off) and answers a base64 JSON Patch. An
+// object's gpuguard.io/ignore annotation exempts only as webhook.exemptions allows for the
+// request's user. See facts/webhook.md §1 and §7.
 
 #include <map>
 #include <memory>
@@ -15,6 +17,7 @@
 
 #include "engine/base64.h"
 #include "engine/config.h"
+#include "engine/evaluate.h"
 #include "engine/inventory.h"
 #include "engine/registry.h"
 #include "engine/rule.h"
@@ -50,6 +53,15 @@ struct Outcome {
   std::vector<engine::Finding> findings;  // every finding considered (after onUpdate filtering)
   std::vector<std::pair<std::string, std::string>> rule_errors;  // rule id, what failed
   std::string error;                      // why a request was invalid
+  // request.userInfo: who sent the request (empty when the review names nobody).
+  std::string username;
+  std::vector<std::string> groups;
+  // Findings (/validate) and fixes (/mutate) an ignore annotation exempted, as webhook.exemptions
+  // allows: each is left out of the answer. The server logs every admission that has some (uid,
+  // user, rules, reasons) and counts it per rule (exempted_rules(), Metrics::exempted).
+  std::vector<engine::Exempted> exempted;
+  // The distinct rules of `exempted`, sorted.
+  [[nodiscard]] std::vector<std::string> exempted_rules() const;
 };
 
 struct Answer {
@@ -81,6 +93,17 @@ class Admission {
 
 // "spec.containers[0].resources.requests[nvidia.com/gpu]" for a JSON pointer.
 [[nodiscard]] std::string field_path(std::string_view pointer);
+
+// A finding as a warning, or as one error of a denial: "[rule-id] field.path: message", and the
+// note of an ignore annotation that was not honoured, in at most `max` bytes (at least the rule id
+// and 64 more). The rule id is always whole and first; a long path is cut; a message that does not
+// fit is cut at a sentence or clause boundary where it can (else a word), and the text ends with
+// "more: gpuguard explain <rule-id>". Cuts fall between UTF-8 characters.
+[[nodiscard]] std::string admission_text(const engine::Finding& f, size_t max);
+
+// The denial's message: "gpuguard: N errors: <error>; <error>..." in at most `max` bytes: the
+// errors that fit, whole, then how many more there are.
+[[nodiscard]] std::string denial_message(const std::vector<std::string>& errors, size_t max);
 
 // Base64 (RFC 4648, with padding): the patch of a mutating answer.
 using engine::base64_encode;

@@ -131,6 +131,12 @@ void Metrics::rule_error(std::string_view rule) {
   counters_[s] += 1;
 }
 
+void Metrics::exempted(std::string_view rule) {
+  auto s = series("gpuguard_admission_exemptions_total", {{"rule", rule}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+}
+
 void Metrics::invalid_request(std::string_view reason) {
   auto s = series("gpuguard_admission_invalid_requests_total", {{"reason", reason}});
   std::lock_guard lock(mu_);
@@ -203,6 +209,8 @@ std::string Metrics::render() const {
       {"gpuguard_admission_invalid_requests_total", "counter", "Requests refused as malformed (400, 411, 415), by reason."},
       {"gpuguard_rule_findings_total", "counter", "Findings reported in admission, by rule, severity and enforcement mode."},
       {"gpuguard_rule_errors_total", "counter", "Internal failures of a rule (handled by failureMode)."},
+      {"gpuguard_admission_exemptions_total", "counter",
+       "Admission requests in which a gpuguard.io/ignore annotation exempted a rule's findings (webhook.exemptions), by rule."},
       {"gpuguard_state_reloads_total", "counter", "Loads of the --state files, by result."},
       {"gpuguard_watch_failures_total", "counter",
        "Watch mode: per kind, lists and watches that failed or whose watch the API server ended within 1 s; each backs off."},

@@ -31,6 +31,9 @@ class Metrics {
   void admission(std::string_view webhook, std::string_view operation, std::string_view kind, std::string_view decision,
                  double seconds, std::span<const FindingLabels> findings);
   void rule_error(std::string_view rule);
+  // An admission whose findings (or fixes) of `rule` a gpuguard.io/ignore annotation exempted, as
+  // webhook.exemptions allows: once per rule per admission request (Outcome::exempted_rules()).
+  void exempted(std::string_view rule);
   void invalid_request(std::string_view reason);
   void set_state(size_t objects, double last_load_unix);
   void state_reload(bool ok);

@@ -2,7 +2,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "engine/evaluate.h"
@@ -105,6 +107,62 @@ std::string dump_reordered(const json& j, bool twice = false) {
   return out + "}";
 }
 
+
+// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 9;
+    if (n == 9 || i + n >= s.size()) return false;  // not a lead byte, or cut short
+    uint32_t cp = n == 0 ? c : n == 1 ? (c & 0x1F) : n == 2 ? (c & 0x0F) : (c & 0x07);
+    for (size_t k = 1; k <= n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// A rule's fixtures of one kind (tests/rules/<id>/<kind>/*.yaml), sorted.
+std::vector<fs::path> rule_fixtures(const std::string& id, const char* kind) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(test::source_dir() / "tests" / "rules" / id / kind, ec))
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Lints a fixture as the fixture driver does (tests/rules_test.cpp): its directives `complete`,
+// `schemas` and `config <flow mapping>`.
+engine::Result lint_fixture(const fs::path& file) {
+  const std::string text = test::read_file(file);
+  test::LintOptions o;
+  o.file = file.filename().string();
+  json config = json::object();
+  size_t at = 0;
+  while ((at = text.find("# gpuguard-test:", at)) != std::string::npos) {
+    const size_t end = text.find('\n', at);
+    std::string rest = text.substr(at + 16, end == std::string::npos ? std::string::npos : end - at - 16);
+    rest.erase(0, rest.find_first_not_of(' '));
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\r')) rest.pop_back();
+    if (rest == "complete") o.complete = true;
+    else if (rest == "schemas") o.schemas = true;
+    else if (rest.rfind("config ", 0) == 0) config.merge_patch(test::load_objects(rest.substr(7), "directive")[0].body());
+    at = end == std::string::npos ? text.size() : end;
+  }
+  if (!config.empty()) o.config_yaml = config.dump();
+  return test::lint(text, o);
+}
+
+// The length of a finding's text before any cut: its path and message.
+size_t field_path_size(const engine::Finding& f) { return webhook::field_path(f.pointer).size() + f.message.size(); }
+
 }  // namespace
 
 TEST_SUITE("webhook") {
@@ -145,7 +203,7 @@ TEST_CASE("enforcement modes: warn turns errors into warnings, audit only counts
     REQUIRE(c.body["response"]["warnings"].size() == 1);
     std::string w = c.body["response"]["warnings"][0];
     CHECK(w.size() <= 256);
-    CHECK(w.rfind("spec.containers[0].resources.requests[nvidia.com/gpu]: ", 0) == 0);
+    CHECK(w.rfind("[gpu-request-limit-mismatch] spec.containers[0].resources.requests[nvidia.com/gpu]: ", 0) == 0);
     CHECK(c.outcome.decision == "warned");
   }
   {
@@ -634,7 +692,9 @@ TEST_CASE("mutate: a fix whose value is not UTF-8 (a config's !!binary) is a fai
     auto cfg = std::make_shared<engine::Config>(
         *config("rules: {gpu-priority-class-missing: {params: {defaults: {ml: !!binary /3RyYWluaW5n}}}}\n"));  // "\xfftraining"
     cfg->webhook.fail_open = open;
-    Admission a(test::registry(), cfg);
+    webhook::Limits long_lines;
+    long_lines.max_warning_chars = 1024;  // the whole message, whose end names the default
+    Admission a(test::registry(), cfg, long_lines);
     auto c = call(a, Endpoint::mutate, review(pod).dump());
     REQUIRE(c.answer.status == 200);
     CHECK(c.body["response"]["allowed"] == json(open));
@@ -646,6 +706,354 @@ TEST_CASE("mutate: a fix whose value is not UTF-8 (a config's !!binary) is a fai
     REQUIRE(v.body["response"].contains("warnings"));
     CHECK(v.body["response"]["warnings"].dump().find("\xEF\xBF\xBDtraining") != std::string::npos);
   }
+}
+
+// --- exemptions at admission (webhook.exemptions) ---
+
+namespace {
+
+// The bare pod: a GPU request without a limit (gpu-request-limit-mismatch, an error with a fix),
+// and optionally no PriorityClass (gpu-priority-class-missing, a warning).
+json annotated_pod(const json& annotations, const std::string& ns = "ml", bool with_class = true) {
+  json pod = gpu_pod(false);
+  pod["metadata"]["namespace"] = ns;
+  if (!annotations.is_null()) pod["metadata"]["annotations"] = annotations;
+  if (!with_class) pod["spec"].erase("priorityClassName");
+  return pod;
+}
+
+json as_user(json r, const std::string& user, const json& groups = nullptr, const std::string& ns = "ml") {
+  r["request"]["userInfo"] = {{"username", user}};
+  if (!groups.is_null()) r["request"]["userInfo"]["groups"] = groups;
+  r["request"]["namespace"] = ns;
+  return r;
+}
+
+const json kIgnoreAll = {{"gpuguard.io/ignore", "*"}, {"gpuguard.io/ignore-reason", "benchmark, ticket 12"}};
+
+bool allowed(const Call& c) { return c.body["response"]["allowed"] == json(true); }
+std::string denial(const Call& c) { return c.body["response"]["status"].value("message", ""); }
+
+}  // namespace
+
+TEST_CASE("exemptions off (the default): an ignore annotation does not turn a denial into an allow") {
+  Admission a(test::registry(), config());
+  auto c = call(a, Endpoint::validate, as_user(review(annotated_pod(kIgnoreAll)), "mallory").dump());
+  CHECK_FALSE(allowed(c));
+  CHECK(denial(c).find("[gpu-request-limit-mismatch] ") != std::string::npos);
+  CHECK(denial(c).find("(gpuguard.io/ignore not honoured at admission: annotations off)") != std::string::npos);
+  CHECK(c.outcome.exempted.empty());
+  CHECK(c.outcome.username == "mallory");
+  // The annotation naming the rule alone, or on UPDATE: the same.
+  auto one = call(a, Endpoint::validate, review(annotated_pod({{"gpuguard.io/ignore", "gpu-request-limit-mismatch"}})).dump());
+  CHECK_FALSE(allowed(one));
+  auto update = call(a, Endpoint::validate, review(annotated_pod(kIgnoreAll), "UPDATE", "v1", gpu_pod(true)).dump());
+  CHECK_FALSE(allowed(update));
+  CHECK(denial(update).find("annotations off") != std::string::npos);
+  CHECK(update.outcome.exempted.empty());
+  // An annotation that names another rule says nothing about this one.
+  auto other = call(a, Endpoint::validate, review(annotated_pod({{"gpuguard.io/ignore", "gpu-toleration-missing"}})).dump());
+  CHECK_FALSE(allowed(other));
+  CHECK(denial(other).find("not honoured") == std::string::npos);
+}
+
+TEST_CASE("exemptions on for one namespace: exempted there (listed with user and reason), denied elsewhere") {
+  Admission a(test::registry(), config("webhook:\n  exemptions:\n    annotations: true\n    allow:\n    - namespaces: \"ml-.*\"\n"));
+  auto in = call(a, Endpoint::validate, as_user(review(annotated_pod(kIgnoreAll, "ml-bench")), "alice", {"team-a"}, "ml-bench").dump());
+  CHECK(allowed(in));
+  CHECK(in.outcome.decision == "allowed");
+  REQUIRE(in.outcome.exempted.size() == 1);
+  CHECK(in.outcome.exempted[0].rule == "gpu-request-limit-mismatch");
+  CHECK(in.outcome.exempted[0].pointer == "/spec/containers/0/resources/requests/nvidia.com~1gpu");
+  CHECK(in.outcome.exempted[0].reason == "benchmark, ticket 12");
+  CHECK(in.outcome.username == "alice");
+  CHECK(in.outcome.groups == std::vector<std::string>{"team-a"});
+  CHECK(in.outcome.exempted_rules() == std::vector<std::string>{"gpu-request-limit-mismatch"});
+  CHECK(in.outcome.findings.empty());  // not counted as a finding
+  auto out = call(a, Endpoint::validate, as_user(review(annotated_pod(kIgnoreAll, "ml")), "alice", nullptr, "ml").dump());
+  CHECK_FALSE(allowed(out));
+  CHECK(denial(out).find("(gpuguard.io/ignore not honoured at admission in this namespace)") != std::string::npos);
+  CHECK(out.outcome.exempted.empty());
+  // "ml-.*" is a full match: "xml-a" is not in it.
+  auto near = call(a, Endpoint::validate, as_user(review(annotated_pod(kIgnoreAll, "xml-a")), "alice", nullptr, "xml-a").dump());
+  CHECK_FALSE(allowed(near));
+}
+
+TEST_CASE("exemptions with a required reason (the default): without one, denied") {
+  Admission a(test::registry(), config("webhook: {exemptions: {annotations: true}}\n"));
+  auto none = call(a, Endpoint::validate, review(annotated_pod({{"gpuguard.io/ignore", "*"}})).dump());
+  CHECK_FALSE(allowed(none));
+  CHECK(denial(none).find("(gpuguard.io/ignore not honoured at admission: no ignore-reason)") != std::string::npos);
+  auto blank = call(a, Endpoint::validate, review(annotated_pod({{"gpuguard.io/ignore", "*"}, {"gpuguard.io/ignore-reason", "  "}})).dump());
+  CHECK_FALSE(allowed(blank));
+  auto with = call(a, Endpoint::validate, review(annotated_pod(kIgnoreAll)).dump());
+  CHECK(allowed(with));
+  CHECK(with.outcome.exempted.size() == 1);
+  // requireReason: false
+  Admission lax(test::registry(), config("webhook: {exemptions: {annotations: true, requireReason: false}}\n"));
+  auto bare = call(lax, Endpoint::validate, review(annotated_pod({{"gpuguard.io/ignore", "*"}})).dump());
+  CHECK(allowed(bare));
+  REQUIRE(bare.outcome.exempted.size() == 1);
+  CHECK(bare.outcome.exempted[0].reason == "gpuguard.io/ignore annotation");
+}
+
+TEST_CASE("exemptions restricted to rules: \"*\" exempts only the rules an entry allows") {
+  const json pod = annotated_pod(kIgnoreAll, "ml", false);  // an error and a warning
+  {
+    Admission a(test::registry(), config("webhook:\n  exemptions:\n    annotations: true\n    allow: [{rules: [gpu-priority-class-missing]}]\n"));
+    auto c = call(a, Endpoint::validate, review(pod).dump());
+    CHECK_FALSE(allowed(c));
+    CHECK(denial(c).find("[gpu-request-limit-mismatch] ") != std::string::npos);
+    CHECK(denial(c).find("(gpuguard.io/ignore not honoured at admission for this rule)") != std::string::npos);
+    CHECK_FALSE(c.body["response"].contains("warnings"));  // the warning is exempted
+    REQUIRE(c.outcome.exempted.size() == 1);
+    CHECK(c.outcome.exempted[0].rule == "gpu-priority-class-missing");
+  }
+  {
+    Admission a(test::registry(), config("webhook:\n  exemptions:\n    annotations: true\n    allow: [{rules: [gpu-request-limit-mismatch]}]\n"));
+    auto c = call(a, Endpoint::validate, review(pod).dump());
+    CHECK(allowed(c));
+    REQUIRE(c.body["response"]["warnings"].size() == 1);
+    const std::string w = c.body["response"]["warnings"][0];
+    CHECK(w.rfind("[gpu-priority-class-missing] ", 0) == 0);
+    CHECK(w.find("(gpuguard.io/ignore not honoured at admission for this rule)") != std::string::npos);
+    CHECK(c.outcome.exempted_rules() == std::vector<std::string>{"gpu-request-limit-mismatch"});
+  }
+}
+
+TEST_CASE("exemptions restricted to users and groups (request.userInfo): either matches") {
+  Admission a(test::registry(), config("webhook:\n  exemptions:\n    annotations: true\n    allow:\n"
+                                       "    - users: [\"system:serviceaccount:ci:.*\"]\n      groups: [platform-admins]\n"));
+  const json r = review(annotated_pod(kIgnoreAll));
+  CHECK(allowed(call(a, Endpoint::validate, as_user(r, "system:serviceaccount:ci:deployer").dump())));
+  CHECK(allowed(call(a, Endpoint::validate, as_user(r, "bob", {"system:authenticated", "platform-admins"}).dump())));
+  for (const json& who : {as_user(r, "bob", {"system:authenticated"}), as_user(r, "system:serviceaccount:ci2:x"),
+                          as_user(r, "xsystem:serviceaccount:ci:deployer", {"platform-admins-2"}), review(annotated_pod(kIgnoreAll))}) {
+    auto c = call(a, Endpoint::validate, who.dump());
+    CHECK_FALSE(allowed(c));
+    CHECK(denial(c).find("(gpuguard.io/ignore not honoured at admission for this user)") != std::string::npos);
+    CHECK(c.outcome.exempted.empty());
+  }
+  // Without userInfo at all (a review that names nobody): no entry with users or groups matches.
+  json nobody = review(annotated_pod(kIgnoreAll));
+  nobody["request"].erase("userInfo");
+  auto c = call(a, Endpoint::validate, nobody.dump());
+  CHECK_FALSE(allowed(c));
+  CHECK(c.outcome.username.empty());
+}
+
+TEST_CASE("exemptions: a pod template's annotation covers its template, at admission as configured") {
+  json deploy = {{"apiVersion", "apps/v1"},
+                 {"kind", "Deployment"},
+                 {"metadata", {{"name", "d"}, {"namespace", "ml"}}},
+                 {"spec", {{"template", {{"metadata", {{"annotations", kIgnoreAll}}}, {"spec", gpu_pod(false)["spec"]}}}}}};
+  json r = review(deploy);
+  r["request"]["kind"] = {{"group", "apps"}, {"version", "v1"}, {"kind", "Deployment"}};
+  {
+    Admission a(test::registry(), config());
+    auto c = call(a, Endpoint::validate, r.dump());
+    CHECK_FALSE(allowed(c));
+    CHECK(denial(c).find("[gpu-request-limit-mismatch] spec.template.spec.containers[0]") != std::string::npos);
+    CHECK(denial(c).find("annotations off") != std::string::npos);
+  }
+  {
+    Admission a(test::registry(), config("webhook: {exemptions: {annotations: true, allow: [{namespaces: ml}]}}\n"));
+    auto c = call(a, Endpoint::validate, r.dump());
+    CHECK(allowed(c));
+    REQUIRE(c.outcome.exempted.size() == 1);
+    CHECK(c.outcome.exempted[0].pointer.rfind("/spec/template/spec/containers/0", 0) == 0);
+  }
+}
+
+TEST_CASE("exemptions on UPDATE: a defect the update brings is exempted only as configured") {
+  const json before = gpu_pod(true);
+  const json after = annotated_pod(kIgnoreAll);
+  {
+    Admission a(test::registry(), config());
+    CHECK_FALSE(allowed(call(a, Endpoint::validate, review(after, "UPDATE", "v1", before).dump())));
+  }
+  {
+    Admission a(test::registry(), config("webhook: {exemptions: {annotations: true}}\n"));
+    auto c = call(a, Endpoint::validate, review(after, "UPDATE", "v1", before).dump());
+    CHECK(allowed(c));
+    CHECK(c.outcome.exempted.size() == 1);
+    // A defect the old object had already is not a new exemption.
+    auto same = call(a, Endpoint::validate, review(after, "UPDATE", "v1", after).dump());
+    CHECK(allowed(same));
+    CHECK(same.outcome.exempted.empty());
+  }
+}
+
+TEST_CASE("exemptions on /mutate: an exempted rule's fix is not applied, a fix whose annotation is not honoured is") {
+  const json pod = annotated_pod({{"gpuguard.io/ignore", "gpu-request-limit-mismatch"}, {"gpuguard.io/ignore-reason", "r"}});
+  {
+    Admission a(test::registry(), config());
+    auto c = call(a, Endpoint::mutate, review(pod).dump());
+    CHECK(c.body["response"].contains("patch"));
+    CHECK(c.outcome.decision == "patched");
+    CHECK(c.outcome.exempted.empty());
+  }
+  {
+    Admission a(test::registry(), config("webhook: {exemptions: {annotations: true, allow: [{namespaces: ml}]}}\n"));
+    auto c = call(a, Endpoint::mutate, review(pod).dump());
+    CHECK_FALSE(c.body["response"].contains("patch"));
+    REQUIRE(c.outcome.exempted.size() == 1);
+    CHECK(c.outcome.exempted[0].rule == "gpu-request-limit-mismatch");
+    CHECK(c.outcome.exempted[0].reason == "r");
+    // In another namespace the entry does not allow it: the fix applies.
+    json other = pod;
+    other["metadata"]["namespace"] = "prod";
+    auto p = call(a, Endpoint::mutate, as_user(review(other), "alice", nullptr, "prod").dump());
+    CHECK(p.body["response"].contains("patch"));
+    CHECK(p.outcome.exempted.empty());
+  }
+}
+
+TEST_CASE("userInfo of the wrong shape is a 400 naming the field") {
+  Admission a(test::registry(), config());
+  json bad = review(gpu_pod(true));
+  bad["request"]["userInfo"] = {{"username", 7}};
+  auto c = call(a, Endpoint::validate, bad.dump());
+  CHECK(c.answer.status == 400);
+  CHECK(c.body["error"] == json("request.userInfo.username must be a string"));
+  bad["request"]["userInfo"] = {{"username", "a"}, {"groups", {"x", 1}}};
+  c = call(a, Endpoint::validate, bad.dump());
+  CHECK(c.answer.status == 400);
+  CHECK(c.body["error"] == json("request.userInfo.groups must be a list of strings"));
+}
+
+TEST_CASE("metrics: gpuguard_admission_exemptions_total by rule") {
+  webhook::Metrics m;
+  m.exempted("gpu-request-limit-mismatch");
+  m.exempted("gpu-request-limit-mismatch");
+  m.exempted("gpu-toleration-missing");
+  CHECK(m.value(R"(gpuguard_admission_exemptions_total{rule="gpu-request-limit-mismatch"})") == 2);
+  const std::string text = m.render();
+  CHECK(text.find("# TYPE gpuguard_admission_exemptions_total counter\n") != std::string::npos);
+  CHECK(text.find("gpuguard_admission_exemptions_total{rule=\"gpu-toleration-missing\"} 1\n") != std::string::npos);
+}
+
+// --- modes ---
+
+TEST_CASE("modes: /mutate applies a fix only in enforce mode, and not with fix: false") {
+  for (const char* yaml : {"rules: {gpu-request-limit-mismatch: {mode: audit}}\n", "rules: {gpu-request-limit-mismatch: {mode: warn}}\n",
+                           "rules: {gpu-request-limit-mismatch: {fix: false}}\n"}) {
+    CAPTURE(yaml);
+    Admission a(test::registry(), config(yaml));
+    auto c = call(a, Endpoint::mutate, review(gpu_pod(false)).dump());
+    CHECK(allowed(c));
+    CHECK_FALSE(c.body["response"].contains("patch"));
+    CHECK(c.outcome.decision == "allowed");
+  }
+  Admission a(test::registry(), config("rules: {gpu-request-limit-mismatch: {mode: enforce, fix: true}}\n"));
+  auto c = call(a, Endpoint::mutate, review(gpu_pod(false)).dump());
+  CHECK(c.body["response"].contains("patch"));
+  CHECK(c.outcome.decision == "patched");
+  // The other rules' fixes still apply when one is in audit: the toleration, for a pod without one.
+  Admission b(test::registry(), config("rules: {gpu-request-limit-mismatch: {mode: audit}}\n"));
+  json pod = gpu_pod(false);
+  pod["spec"].erase("tolerations");
+  auto d = call(b, Endpoint::mutate, review(pod).dump());
+  REQUIRE(d.body["response"].contains("patch"));
+  CHECK(d.outcome.findings.size() == 1);
+  CHECK(d.outcome.findings[0].rule == "gpu-toleration-missing");
+}
+
+// --- warnings and denials a person can act on ---
+
+TEST_CASE("admission text: the rule id first and whole, the message cut at a clause, a pointer to gpuguard explain") {
+  engine::Finding f;
+  f.rule = "limitrange-gpu-default-injection";
+  f.pointer = "/spec/template/spec/containers/0/resources/requests/nvidia.com~1gpu";
+  f.message = "short";
+  CHECK(webhook::admission_text(f, 256) == "[limitrange-gpu-default-injection] spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: short");
+  f.message = "the first sentence says what is wrong. The second says why, at length: " + std::string(300, 'x');
+  std::string t = webhook::admission_text(f, 256);
+  CHECK(t.size() <= 256);
+  // The latest boundary that fits: here the clause before the colon, past the first sentence's end.
+  CHECK(t == "[limitrange-gpu-default-injection] spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: "
+             "the first sentence says what is wrong. The second says why, at length; see gpuguard explain limitrange-gpu-default-injection");
+  f.message = "the first sentence says what is wrong. The second " + std::string(300, 'x');
+  CHECK(webhook::admission_text(f, 256) ==
+        "[limitrange-gpu-default-injection] spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: "
+        "the first sentence says what is wrong; see gpuguard explain limitrange-gpu-default-injection");
+  f.message = "the first sentence says what is wrong, e.g. this one " + std::string(300, 'x');
+  CHECK(webhook::admission_text(f, 256) ==
+        "[limitrange-gpu-default-injection] spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: "
+        "the first sentence says what is wrong; see gpuguard explain limitrange-gpu-default-injection");
+  // Never inside parentheses or `code`: the clause before them.
+  f.message = "what is wrong, said at some length so that a cut is worth it (an aside; more) `code; here` " + std::string(300, 'x');
+  CHECK(webhook::admission_text(f, 256) ==
+        "[limitrange-gpu-default-injection] spec.template.spec.containers[0].resources.requests[nvidia.com/gpu]: "
+        "what is wrong, said at some length so that a cut is worth it; see gpuguard explain limitrange-gpu-default-injection");
+  // No boundary at all: a word, with an ellipsis; none either: between characters (UTF-8 whole).
+  f.pointer = "";
+  f.message = std::string(100, 'a') + " " + std::string(300, 'b');
+  t = webhook::admission_text(f, 256);
+  CHECK(t.rfind("[limitrange-gpu-default-injection] " + std::string(100, 'a') + "\u2026; see gpuguard explain", 0) == 0);
+  f.message.clear();
+  for (int i = 0; i < 200; ++i) f.message += "\u00e9";  // 2 bytes each
+  t = webhook::admission_text(f, 256);
+  CHECK(t.size() <= 256);
+  CHECK(valid_utf8(t));
+  // A path longer than the limit is cut; the id and the pointer to explain stay.
+  f.pointer = "/metadata/annotations/" + std::string(1000, 'k');
+  f.message = "a message, of some length; " + std::string(200, 'm');
+  t = webhook::admission_text(f, 256);
+  CHECK(t.size() <= 256);
+  CHECK(t.rfind("[limitrange-gpu-default-injection] metadata.annotations.kkk", 0) == 0);
+  CHECK(t.find("\u2026: a message") != std::string::npos);
+  CHECK(t.ends_with("; see gpuguard explain limitrange-gpu-default-injection"));
+  // The note of an annotation that was not honoured stays, too.
+  f.annotation = engine::Finding::Annotation::not_honoured;
+  f.suppression = std::string(engine::honour_note(engine::NotHonoured::user));
+  t = webhook::admission_text(f, 256);
+  CHECK(t.size() <= 256);
+  CHECK(t.find("(gpuguard.io/ignore not honoured at admission for this user)") != std::string::npos);
+}
+
+TEST_CASE("denial message: whole errors that fit, then how many more") {
+  std::vector<std::string> errors;
+  for (int i = 0; i < 40; ++i) errors.push_back("[rule-" + std::to_string(i) + "] spec.x: " + std::string(200, 'e'));
+  const std::string m = webhook::denial_message(errors, 4000);
+  CHECK(m.size() <= 4000);
+  CHECK(m.rfind("gpuguard: 40 errors: [rule-0] spec.x: ", 0) == 0);
+  // 21 bytes of head, 217 of the first error, 219 or 220 each with its "; ": 17 fit with room for the rest's count.
+  CHECK(m.ends_with("; [rule-16] spec.x: " + std::string(200, 'e') + "; and 23 more (gpuguard lint shows them)"));
+  CHECK(m.find("[rule-17]") == std::string::npos);
+  CHECK(webhook::denial_message({"[a] b"}, 4000) == "gpuguard: 1 error: [a] b");
+}
+
+TEST_CASE("every rule's longest message, as a warning and as a denial: the rule id first, within Kubernetes' limits, UTF-8") {
+  const webhook::Limits limits;
+  REQUIRE(limits.max_warning_chars <= 256);        // facts/webhook.md §1: the API server may truncate past 256
+  REQUIRE(limits.max_warnings_total <= 4096);      // and drops warnings past 4096 from all sources
+  size_t rules = 0;
+  for (const engine::Rule* rule : test::registry().rules()) {
+    const std::string id = rule->info().id;
+    CAPTURE(id);
+    std::optional<engine::Finding> longest;
+    for (const auto& file : rule_fixtures(id, "disallowed")) {
+      const auto fixture = lint_fixture(file);
+      for (const auto& f : fixture.findings)
+        if (f.rule == id && (!longest || field_path_size(f) > field_path_size(*longest))) longest = f;
+    }
+    REQUIRE_MESSAGE(longest.has_value(), "no finding of the rule over its disallowed fixtures");
+    ++rules;
+    const std::string warning = webhook::admission_text(*longest, limits.max_warning_chars);
+    CHECK_MESSAGE(warning.rfind("[" + id + "] ", 0) == 0, warning);
+    CHECK_MESSAGE(warning.size() <= limits.max_warning_chars, warning);
+    CHECK_MESSAGE(valid_utf8(warning), warning);
+    CHECK_MESSAGE(warning.rfind("Warning:", 0) != 0, warning);
+    if (warning.find(longest->message) == std::string::npos)  // cut: the rest is a command away
+      CHECK_MESSAGE(warning.ends_with("; see gpuguard explain " + id), warning);
+    const std::string denied = webhook::denial_message({warning, warning}, limits.max_message_chars);
+    CHECK(denied.rfind("gpuguard: 2 errors: [" + id + "] ", 0) == 0);
+    CHECK(denied.find("; [" + id + "] ") != std::string::npos);
+    CHECK(denied.size() <= limits.max_message_chars);
+    CHECK(valid_utf8(denied));
+  }
+  CHECK(rules == test::registry().rules().size());
 }
 
 TEST_CASE("field paths for warnings") {
