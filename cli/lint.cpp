@@ -171,6 +171,7 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
   engine::EvalOptions eval_options{complete, nullptr, false, {}, jobs};
   eval_options.teardown = kTeardown;
   eval_options.list_checked = std::any_of(outputs.begin(), outputs.end(), [](const auto& o) { return o.first == "junit"; });
+  if (opts.no_annotation_exemptions) eval_options.annotations = engine::AnnotationExemptions::never;
   auto evaluation = std::make_unique<engine::Evaluation>(registry, config, std::move(eval_options));
   engine::Evaluation& eval = *evaluation;
   const unsigned used = engine::load_inputs(inputs, load, jobs, [&](engine::Object&& o) { eval.add(std::move(o)); }, diags,
@@ -178,6 +179,12 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
   eval.set_jobs(used);  // an input read on one thread is finished on one
   eval.add_diagnostics(std::move(diags));
   auto finished = std::make_unique<engine::Result>(eval.finish());
+  // An ignore annotation that was not honoured (--no-annotation-exemptions) is said in the
+  // finding's message, in every format.
+  if (opts.no_annotation_exemptions)
+    for (auto& f : finished->findings)
+      if (!f.suppressed && f.annotation == engine::Finding::Annotation::not_honoured)
+        f.message.append(" (").append(f.suppression).append(")");
   const engine::Result& result = *finished;
   if (!kTeardown) {
     // Left to the end of the process (see kTeardown).
@@ -227,6 +234,8 @@ void add_report_options(CLI::App* sub, ReportOptions& opts) {
   sub->add_option("--color", opts.color, "colour the text output: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   sub->add_flag("--show-suppressed", opts.show_suppressed, "also print findings suppressed by annotations or exclusions");
+  sub->add_flag("--no-annotation-exemptions", opts.no_annotation_exemptions,
+                "gpuguard.io/ignore annotations exempt nothing: report what they name, with a note (the config's exclude still applies)");
 }
 
 void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit_code) {

@@ -20,10 +20,13 @@ struct ReportOptions {
   std::string fail_on = "error";
   std::string color = "auto";
   bool show_suppressed = false;
+  // gpuguard.io/ignore annotations exempt nothing: the findings they name are reported with a note
+  // (CI of a platform repository, where exemptions are the operator's config, not the manifests').
+  bool no_annotation_exemptions = false;
 };
 using Outputs = std::vector<std::pair<std::string, std::string>>;  // format, file ("" = stdout)
 
-// --format, --fail-on, --color, --show-suppressed.
+// --format, --fail-on, --color, --show-suppressed, --no-annotation-exemptions.
 void add_report_options(CLI::App* sub, ReportOptions& opts);
 // The formats asked for, each with its file; nullopt (after a message) when they are wrong.
 [[nodiscard]] std::optional<Outputs> parse_outputs(const ReportOptions& opts, const char* command);

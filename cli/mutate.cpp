@@ -25,6 +25,8 @@ struct MutateOptions {
   bool templates = false;
   bool exit_code = false;
   std::string namespace_;
+  std::string as;                   // request.userInfo.username, for webhook.exemptions
+  std::vector<std::string> as_groups;
 };
 
 int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
@@ -57,6 +59,10 @@ int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
     for (auto& d : s.diagnostics) diags.push_back(std::move(d));
     state = std::move(s.inventory);
   }
+  // As the webhook: an ignore annotation exempts a fix only as webhook.exemptions allows, for the
+  // user --as names (none: entries that name users or groups do not match).
+  engine::RequestUser user{opts.as, opts.as_groups};
+  const bool has_user = !opts.as.empty() || !opts.as_groups.empty();
   bool changed_any = false;
   bool first_doc = true;
   const auto inputs = engine::expand_inputs(opts.paths, diags);
@@ -71,6 +77,8 @@ int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
             engine::MutateOptions mo;
             mo.base = state;
             mo.complete = opts.complete || (state && state->complete());
+            mo.annotations = engine::AnnotationExemptions::admission;
+            mo.user = has_user ? &user : nullptr;
             m = engine::mutate(obj, registry, config, mo);
             for (auto& d : m.diagnostics) diags.push_back(std::move(d));
           }
@@ -124,6 +132,12 @@ void add_mutate_command(CLI::App& app, const engine::Registry& registry, int& ex
   sub->add_flag("--templates", opts->templates, "also fix controllers' pod templates (the webhook mutates Pods only, unless webhook.mutate.templates)");
   sub->add_flag("--exit-code", opts->exit_code, "exit 1 when a fix would change something");
   sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one")->check(namespace_name());
+  sub->add_option("--as", opts->as,
+                  "the user admission would see (request.userInfo.username), for webhook.exemptions.allow's users");
+  sub->add_option("--as-group", opts->as_groups, "a group of that user (repeatable), for webhook.exemptions.allow's groups")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->callback([opts, &registry, &exit_code] { exit_code = run_mutate(*opts, registry); });
 }
 

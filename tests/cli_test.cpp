@@ -462,6 +462,61 @@ TEST_CASE("gpuguard mutate: Pods by default, controllers' templates with --templ
   CHECK(test::run({"mutate", "--no-config", "-"}, "a: [1\n").exit_code == 2);
 }
 
+TEST_CASE("lint --no-annotation-exemptions: the same manifest, its ignore annotation honoured, and not") {
+  test::TempDir dir;
+  std::string pod = kErrorPod;
+  pod.replace(pod.find("metadata: {name: p}"), 19,
+              "metadata:\n  name: p\n  annotations: {gpuguard.io/ignore: \"*\", gpuguard.io/ignore-reason: legacy}");
+  test::write_file(dir.path() / "pod.yaml", pod);
+  auto honoured = test::run({"lint", "--no-config", "--format", "json", "pod.yaml"}, "", dir.path());
+  CHECK(honoured.exit_code == 0);
+  json h = json::parse(honoured.out);
+  CHECK(h["summary"]["suppressed"] == json(1));
+  REQUIRE(h["findings"].size() == 1);
+  CHECK(h["findings"][0]["suppressed"]["reason"] == json("legacy"));
+  for (const char* format : {"json", "text"}) {
+    CAPTURE(format);
+    auto flagged = test::run({"lint", "--no-config", "--no-annotation-exemptions", "--format", format, "pod.yaml"}, "", dir.path());
+    CHECK(flagged.exit_code == 1);
+    CHECK(flagged.out.find("(gpuguard.io/ignore not honoured: --no-annotation-exemptions)") != std::string::npos);
+  }
+  json f = json::parse(test::run({"lint", "--no-config", "--no-annotation-exemptions", "--format", "json", "pod.yaml"}, "", dir.path()).out);
+  CHECK(f["summary"]["suppressed"] == json(0));
+  CHECK(f["findings"][0]["rule"] == json("gpu-request-limit-mismatch"));
+  CHECK_FALSE(f["findings"][0].contains("suppressed"));
+  // The config's exclusions still apply: the operator wrote them.
+  test::write_file(dir.path() / ".gpuguard.yaml", "exclude: [{name: p, reason: operator}]\n");
+  CHECK(test::run({"lint", "--no-annotation-exemptions", "pod.yaml"}, "", dir.path()).exit_code == 0);
+}
+
+TEST_CASE("gpuguard mutate: a fix only in enforce mode, not with fix: false; annotations as webhook.exemptions allows") {
+  test::TempDir dir;
+  test::write_file(dir.path() / "pod.yaml", kErrorPod);
+  auto rules = [&](const std::string& config, std::vector<std::string> extra = {}) {
+    test::write_file(dir.path() / ".gpuguard.yaml", config);
+    std::vector<std::string> args = {"mutate", "--patch", "pod.yaml"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run(args, "", dir.path());
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    return r.out.empty() ? json::array() : json::parse(r.out)["rules"];
+  };
+  CHECK(rules("{}\n") == json({"gpu-request-limit-mismatch"}));
+  CHECK(rules("rules: {gpu-request-limit-mismatch: {mode: audit}}\n").empty());
+  CHECK(rules("rules: {gpu-request-limit-mismatch: {mode: warn}}\n").empty());
+  CHECK(rules("rules: {gpu-request-limit-mismatch: {fix: false}}\n").empty());
+
+  std::string pod = kErrorPod;
+  pod.replace(pod.find("metadata: {name: p}"), 19,
+              "metadata:\n  name: p\n  annotations: {gpuguard.io/ignore: gpu-request-limit-mismatch, gpuguard.io/ignore-reason: r}");
+  test::write_file(dir.path() / "pod.yaml", pod);
+  CHECK(rules("{}\n") == json({"gpu-request-limit-mismatch"}));  // annotations off at admission: the fix applies
+  const std::string by_user = "webhook: {exemptions: {annotations: true, allow: [{users: [ci], groups: [admins]}]}}\n";
+  CHECK(rules(by_user).size() == 1);  // nobody named: no entry with users matches
+  CHECK(rules(by_user, {"--as", "ci"}).empty());
+  CHECK(rules(by_user, {"--as", "bob", "--as-group", "x", "--as-group", "admins"}).empty());
+  CHECK(rules(by_user, {"--as", "bob", "--as-group", "x"}).size() == 1);
+}
+
 TEST_CASE("--jobs: a large run split across threads reports byte for byte what one thread reports") {
   // One file over 8 MiB (parsed in parts by several threads), with what the cross-object rules
   // gather across parts (LimitRanges, quotas, PriorityClasses, PodGroups, namespaces), objects in
