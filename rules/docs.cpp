@@ -7,6 +7,7 @@
 
 #include "engine/evaluate.h"
 #include "engine/kinds.h"
+#include "engine/object.h"
 #include "engine/yaml_emit.h"
 
 namespace gpuguard::rules {
@@ -185,7 +186,80 @@ std::string cluster_role_yaml(const engine::Registry& registry, const engine::Co
          engine::to_yaml(role);
 }
 
-engine::json validating_webhook_rules(const engine::Registry& registry, const engine::Config& config) {
+namespace {
+
+// A kind whose writes the cluster itself depends on: kubelets register and label their Node,
+// NFD/GFD label GPU nodes, controllers publish ConfigMaps (kube-root-ca.crt) in every namespace.
+// Its entry always fails open, and its matchConditions send only the objects some rule can
+// report on or reads, and only the updates that change what the rules read.
+struct FailOpenKind {
+  engine::KindRef kind;
+  std::string_view entry;      // "nodes": the entry's name and file
+  std::string_view condition;  // the filter's matchCondition name
+  // CEL over `var` (object or oldObject): a rule can report on, or reads, the object. Written from
+  // how the rules recognise their objects; a superset of it, never narrower.
+  std::string (*predicate)(std::string_view var);
+  std::string_view read_field;  // what the rules read of it: an UPDATE that leaves it as it was is not sent
+  std::string_view changed;     // that matchCondition's name
+};
+
+// mig-node-pool-mixed, the only rule that checks or reads Nodes, reports on a node whose
+// nvidia.com/gpu.product ends in -MIG-INVALID, or on a node of a pool by its nvidia.com/mig.config
+// (both labels GPU Feature Discovery and MIG Manager put on GPU nodes only).
+std::string gpu_node(std::string_view v) {
+  const std::string labels = std::string(v) + ".metadata.labels";
+  return "has(" + labels + ") && ('nvidia.com/gpu.product' in " + labels + " || 'nvidia.com/mig.config' in " + labels + ")";
+}
+
+// The ConfigMap readers of the rules, each gated on the text of a data value before it parses it:
+// mig-parted configs (rules/mig/mig_parted.cpp: the `config.yaml` key, or a value containing
+// `mig-configs`), device-plugin configs (rules/sharing/device_plugin_config.cpp: a value containing
+// `sharing` or `flags`) and DCGM metrics CSVs (rules/operator/prometheus_rules.cpp: `DCGM_FI_`
+// lines). The same gates decide which ConfigMaps serve --watch keeps (kube/cache.cpp).
+std::string gpu_configmap(std::string_view v) {
+  const std::string data = std::string(v) + ".data";
+  std::string value = data + "[k]";
+  return "has(" + data + ") && " + data + ".exists(k, k == 'config.yaml' || " + value + ".contains('mig-configs') || " + value +
+         ".contains('sharing') || " + value + ".contains('flags') || " + value + ".contains('DCGM_FI_'))";
+}
+
+const std::vector<FailOpenKind>& fail_open_kinds() {
+  static const std::vector<FailOpenKind> kinds = {
+      {{"", "Node"}, "nodes", "gpu-nodes", gpu_node, "metadata.labels", "labels-changed"},
+      {{"", "ConfigMap"}, "configmaps", "gpu-configmaps", gpu_configmap, "data", "data-changed"},
+  };
+  return kinds;
+}
+
+// Webhook rules for kinds, one per API group and scope, resources sorted.
+engine::json webhook_rules(const std::set<engine::KindRef>& kinds, const std::vector<std::string>& operations) {
+  std::map<std::pair<std::string, bool>, std::set<std::string>> by_group;
+  for (const auto& k : kinds) by_group[{k.group, engine::is_cluster_scoped(k.group, k.kind)}].insert(engine::resource_of(k));
+  engine::json out = engine::json::array();
+  for (const auto& [key, resources] : by_group)
+    out.push_back({{"apiGroups", {key.first}},
+                   {"apiVersions", {"*"}},
+                   {"operations", operations},
+                   {"resources", engine::json(resources)},
+                   {"scope", key.second ? "Cluster" : "Namespaced"}});
+  return out;
+}
+
+engine::json condition(std::string_view name, std::string expression) {
+  return {{"name", name}, {"expression", std::move(expression)}};
+}
+
+engine::json entry(std::string_view name, bool fail_open, engine::json conditions, engine::json rules) {
+  return {{"entry", name},
+          {"name", std::string(name) + ".validate.gpuguard.io"},
+          {"failOpen", fail_open},
+          {"matchConditions", std::move(conditions)},
+          {"rules", std::move(rules)}};
+}
+
+}  // namespace
+
+engine::json validating_webhooks(const engine::Registry& registry, const engine::Config& config) {
   std::set<engine::KindRef> checked, deletable;
   const auto read = engine::kinds_read(registry, config);
   for (const auto* r : registry.rules()) {
@@ -196,8 +270,45 @@ engine::json validating_webhook_rules(const engine::Registry& registry, const en
       if (read.count(k)) deletable.insert(k);
     }
   }
-  engine::json out = group_kinds(checked, {{"apiVersions", {"*"}}, {"operations", {"CREATE", "UPDATE"}}, {"scope", "*"}});
-  for (auto& e : group_kinds(deletable, {{"apiVersions", {"*"}}, {"operations", {"DELETE"}}, {"scope", "*"}})) out.push_back(e);
+  auto fail_open = [](const engine::KindRef& k) {
+    const auto& kinds = fail_open_kinds();
+    return std::any_of(kinds.begin(), kinds.end(), [&](const FailOpenKind& f) { return f.kind == k; });
+  };
+  engine::json out = engine::json::array();
+
+  // The kinds users submit: the operator's failurePolicy. An UPDATE of an object being deleted
+  // (finalizers removed by its controllers, a namespace being emptied) is not sent: nothing about
+  // an object on its way out is worth a denial, and under Fail it would stall the deletion.
+  std::set<engine::KindRef> workloads;
+  for (const auto& k : checked)
+    if (!fail_open(k)) workloads.insert(k);
+  const std::string not_terminating = "request.operation != 'UPDATE' || !has(object.metadata.deletionTimestamp)";
+  out.push_back(entry("workloads", false, engine::json::array({condition("not-terminating", not_terminating)}),
+                      webhook_rules(workloads, {"CREATE", "UPDATE"})));
+
+  // The cluster-critical kinds: one entry each, always fail open, filtered to what rules read.
+  for (const auto& f : fail_open_kinds()) {
+    if (!checked.count(f.kind)) continue;
+    const std::string field(f.read_field);
+    const std::string changed = "request.operation != 'UPDATE' || !has(oldObject." + field + ") || !has(object." + field +
+                                ") || object." + field + " != oldObject." + field;
+    out.push_back(entry(f.entry, true,
+                        engine::json::array({condition(f.condition, f.predicate("object")), condition(f.changed, changed)}),
+                        webhook_rules({f.kind}, {"CREATE", "UPDATE"})));
+  }
+
+  // DELETE: the webhook never denies one (webhook/admission.cpp answers with warnings), so the
+  // entry fails open; of the critical kinds only the objects a rule reads are sent.
+  if (!deletable.empty()) {
+    engine::json conditions = engine::json::array();
+    for (const auto& f : fail_open_kinds()) {
+      if (!deletable.count(f.kind)) continue;
+      conditions.push_back(condition("deleted-" + std::string(f.condition),
+                                     "request.resource.group != '" + f.kind.group + "' || request.resource.resource != '" +
+                                         engine::resource_of(f.kind) + "' || " + f.predicate("oldObject")));
+    }
+    out.push_back(entry("deletes", true, std::move(conditions), webhook_rules(deletable, {"DELETE"})));
+  }
   return out;
 }
 
@@ -215,12 +326,15 @@ engine::json mutating_webhook_rules(const engine::Registry& registry, const engi
 std::vector<std::pair<std::string, std::string>> chart_files(const engine::Registry& registry) {
   const engine::Config config = engine::default_config(registry);
   const std::string header = "# Generated by `gpuguard docs` from the rules' metadata (default config); do not edit.\n";
-  return {
+  std::vector<std::pair<std::string, std::string>> files = {
       {"charts/gpuguard/files/rbac-rules.yaml", header + engine::to_yaml(rbac_rules(registry, config))},
-      {"charts/gpuguard/files/validating-rules.yaml", header + engine::to_yaml(validating_webhook_rules(registry, config))},
       {"charts/gpuguard/files/mutating-rules-pods.yaml", header + engine::to_yaml(mutating_webhook_rules(registry, config, false))},
       {"charts/gpuguard/files/mutating-rules-templates.yaml", header + engine::to_yaml(mutating_webhook_rules(registry, config, true))},
   };
+  // One file per validating entry; templates/webhook.yaml renders each (charts/gpuguard/README.md).
+  for (const auto& e : validating_webhooks(registry, config))
+    files.emplace_back("charts/gpuguard/files/validating-" + e["entry"].get<std::string>() + ".yaml", header + engine::to_yaml(e));
+  return files;
 }
 
 }  // namespace gpuguard::rules

@@ -24,9 +24,13 @@ namespace gpuguard::rules {
 // `gpuguard rbac`: the ClusterRole with those rules (the webhook's, or with `audit` the auditor's), as YAML.
 [[nodiscard]] std::string cluster_role_yaml(const engine::Registry& registry, const engine::Config& config,
                                             const std::string& name, bool audit = false);
-// The validating webhook's `rules`: CREATE and UPDATE of every kind an enabled rule checks,
-// DELETE of those whose removal an aggregate rule notices.
-[[nodiscard]] engine::json validating_webhook_rules(const engine::Registry& registry, const engine::Config& config);
+// The validating webhook's entries (charts/gpuguard/files/validating-<entry>.yaml), each
+// {entry, name, failOpen, matchConditions, rules}: `workloads`, CREATE and UPDATE of every kind an
+// enabled rule checks but the cluster-critical ones, under the operator's failurePolicy; one entry
+// per cluster-critical kind (Nodes, ConfigMaps), always failing open, whose matchConditions send
+// only the objects a rule reads; `deletes`, DELETE of the checked kinds whose removal an aggregate
+// rule notices, failing open. The chart adds the namespace and node-identity exclusions.
+[[nodiscard]] engine::json validating_webhooks(const engine::Registry& registry, const engine::Config& config);
 // The mutating webhook's `rules`: CREATE of Pods, and of the template kinds of rules with fixes.
 [[nodiscard]] engine::json mutating_webhook_rules(const engine::Registry& registry, const engine::Config& config,
                                                   bool templates);

@@ -31,7 +31,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{ include "gpuguard.fullname" . }}.{{ .Release.Namespace }}.svc
 {{- end -}}
 
-{{/* The namespaces the webhook never sees: the system's and its own (no self-deadlock). */}}
+{{/*
+  The namespaces the webhook never sees: the system's, its own (no self-deadlock), the operator's
+  list, and any namespace labelled gpuguard.io/webhook=disabled (the break-glass label: only who
+  may label namespaces can set it). Then the operator's own selector (opt-in by label).
+*/}}
 {{- define "gpuguard.namespaceSelector" -}}
 matchExpressions:
   - key: kubernetes.io/metadata.name
@@ -43,6 +47,10 @@ matchExpressions:
       {{- range .Values.webhook.excludeNamespaces }}
       - {{ . }}
       {{- end }}
+  - key: gpuguard.io/webhook
+    operator: NotIn
+    values:
+      - disabled
   {{- with .Values.webhook.namespaceSelector.matchExpressions }}
   {{- toYaml . | nindent 2 }}
   {{- end }}
@@ -50,6 +58,16 @@ matchExpressions:
 matchLabels:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- end -}}
+
+{{/*
+  The first matchCondition of every entry: requests by node identities (kubelets registering and
+  updating their Node, creating mirror pods) are never sent. namespaceSelector cannot keep them
+  out, since Nodes are cluster-scoped.
+*/}}
+{{- define "gpuguard.notNodeIdentity" -}}
+- name: not-node-identity
+  expression: "!('system:nodes' in request.userInfo.groups) && !request.userInfo.username.startsWith('system:node:')"
 {{- end -}}
 
 {{/* CEL: the pod requests one of the resource prefixes, or asks for a Multus network. */}}
