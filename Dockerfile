@@ -6,7 +6,7 @@ FROM debian:12 AS build
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends cmake g++ make pkg-config \
       libyaml-dev libyaml-cpp-dev nlohmann-json3-dev libcpp-httplib-dev libssl-dev libre2-dev \
-      libcli11-dev libvalijson-dev libjemalloc-dev \
+      libcli11-dev libvalijson-dev libjemalloc-dev libboost1.81-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./

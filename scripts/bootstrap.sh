@@ -9,7 +9,8 @@ packages=(
   libyaml-dev          # YAML parsing (event API)
   libyaml-cpp-dev      # YAML writing (emitter)
   nlohmann-json3-dev   # JSON model, RFC 6902 patch/diff
-  libcpp-httplib-dev   # HTTPS server for the webhook
+  libcpp-httplib-dev   # HTTPS client for the Kubernetes API (serve --watch, audit)
+  libboost1.81-dev     # Boost.Beast and Asio: the webhook's HTTPS server (header-only)
   libssl-dev           # TLS, base64
   libre2-dev           # exclusion patterns
   libcli11-dev         # command line

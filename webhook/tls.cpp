@@ -135,7 +135,17 @@ bool CertStore::configure(SSL_CTX& ctx, const std::string& client_ca, std::strin
     error = "cannot set the cipher list: " + openssl_error();
     return false;
   }
+  // Key exchange on elliptic curves only. OpenSSL's default group list also offers the finite-field
+  // groups in TLS 1.3: a ClientHello with an ffdhe8192 key share cost the server ~130 ms of CPU
+  // against ~1 ms for x25519 (DHEat, CVE-2002-20001). Go's TLS client (the API server) offers
+  // X25519, P-256 and P-384 (crypto/tls defaultCurvePreferences).
+  if (SSL_CTX_set1_groups_list(&ctx, "X25519:P-256:P-384") != 1) {
+    error = "cannot set the key exchange groups: " + openssl_error();
+    return false;
+  }
   SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // Idle connections keep no read or write buffer (about 34 KiB each otherwise).
+  SSL_CTX_set_mode(&ctx, SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_cert_cb(&ctx, &CertStore::on_handshake, this);
   if (!client_ca.empty()) {
     if (SSL_CTX_load_verify_locations(&ctx, client_ca.c_str(), nullptr) != 1) {

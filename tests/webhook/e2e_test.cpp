@@ -132,16 +132,16 @@ TEST_CASE("malformed input: each gets a correct answer and the server stays up")
   auto [wcode, wbody] = wh.curl("/validate", wrong.string());
   CHECK(wcode == 400);
   CHECK(wbody.find("request.uid") != std::string::npos);
-  // 20 MiB: refused before it is read.
+  // 20 MiB: refused before it is read (413, with the reason).
   auto big = wh.write("big.json", std::string(20u << 20, ' ') + good);
   auto [bcode, bbody] = wh.curl("/validate", big.string());
-  CHECK(bcode == 400);
+  CHECK(bcode == 413);
   CHECK(bbody.find("over the limit") != std::string::npos);
-  // A chunked body bypasses cpp-httplib's limit, so it is refused.
+  // A chunked body has no length to check before it is read: refused.
   auto ok = wh.write("ok.json", good);
   CHECK(wh.curl("/validate", ok.string(), {"-H", "Transfer-Encoding: chunked"}).first == 411);
-  // So are chunked bodies of the methods cpp-httplib reads before routing them to a 404, and
-  // compressed bodies, which it would inflate in memory before the size is known.
+  // So are chunked bodies of other methods, and compressed bodies, which would be inflated in memory
+  // before their size is known.
   for (const char* method : {"PUT", "PATCH", "DELETE"})
     CHECK(wh.curl("/validate", ok.string(), {"-X", method, "-H", "Transfer-Encoding: chunked"}).first == 411);
   auto gz = test::run_command({"sh", "-c", "gzip -c '" + ok.string() + "' > '" + ok.string() + ".gz'"});
@@ -373,6 +373,45 @@ TEST_CASE("TLS as sslscan sees it: TLS 1.2 and 1.3 only, AEAD ciphers with forwa
   for (const auto& h : elements("heartbleed")) CHECK(attr(h, "vulnerable") == "0");
   for (const auto& g : elements("renegotiation")) CHECK((attr(g, "supported") == "0" || attr(g, "secure") == "1"));
   for (const auto& c : elements("compression")) CHECK(attr(c, "supported") != "1");
+}
+
+TEST_CASE("a config file that changes into one that does not load: counted, the last good one in force, /readyz says so") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  test::TempDir cfg;
+  const fs::path file = cfg.path() / ".gpuguard.yaml";
+  test::write_file(file, "rules:\n  gpu-toleration-missing: {enabled: false}\n");
+  Webhook wh({"--config", file.string()});
+  auto ready = [&] {
+    auto [code, body] = wh.curl("/readyz");
+    CHECK(code == 200);  // a bad file never takes a replica out of service
+    return json::parse(body);
+  };
+  CHECK(ready()["config"]["matchesDisk"] == json(true));
+  CHECK(wh.metric(R"(gpuguard_config_reloads_total{result="ok"})") == 1);
+  CHECK(wh.metric("gpuguard_config_matches_disk") == 1);
+  test::write_file(file, "rules:\n  no-such-rule: {enabled: false}\n");
+  wh.proc->signal(SIGHUP);
+  REQUIRE(wh.proc->wait_for_log("invalid config"));
+  for (int i = 0; i < 100 && wh.metric(R"(gpuguard_config_reloads_total{result="error"})") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(wh.metric(R"(gpuguard_config_reloads_total{result="error"})") == 1);
+  CHECK(wh.metric("gpuguard_config_matches_disk") == 0);
+  json bad = ready();
+  CHECK(bad["status"] == "ready");
+  CHECK(bad["config"]["matchesDisk"] == json(false));
+  CHECK(bad["config"]["error"].get<std::string>().find("no-such-rule") != std::string::npos);
+  // The last good config is in force: gpu-toleration-missing stays off.
+  auto f = wh.write("r.json", review_of(gpu_pod(true)).dump());
+  CHECK(wh.curl("/validate", f.string()).second.find("gpu-toleration-missing") == std::string::npos);
+  test::write_file(file, "rules:\n  gpu-toleration-missing: {enabled: false}\n");
+  wh.proc->signal(SIGHUP);
+  for (int i = 0; i < 100 && wh.metric(R"(gpuguard_config_reloads_total{result="ok"})") < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(ready()["config"]["matchesDisk"] == json(true));
+  CHECK(wh.metric("gpuguard_config_matches_disk") == 1);
 }
 
 TEST_CASE("bad serve options and files fail fast with exit code 2") {
