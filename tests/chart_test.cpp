@@ -663,6 +663,12 @@ TEST_CASE("the Deployment: replicas, disruption budget, spread, priority, limits
   const auto without = render({"watchCluster=false"});
   const json& nowatch = without.find("Deployment")->body()["spec"]["template"]["spec"]["containers"][0]["args"];
   CHECK(std::find(nowatch.begin(), nowatch.end(), json("--watch")) == nowatch.end());
+  // The memory budget the server holds requests to, sized with the memory limit (values.yaml).
+  CHECK(std::find(c["args"].begin(), c["args"].end(), json("--memory-budget=128")) != c["args"].end());
+  CHECK(c["resources"]["limits"]["memory"] == json("256Mi"));
+  const auto larger = render({"memoryBudgetMiB=384"});
+  const json& bigger = larger.find("Deployment")->body()["spec"]["template"]["spec"]["containers"][0]["args"];
+  CHECK(std::find(bigger.begin(), bigger.end(), json("--memory-budget=384")) != bigger.end());
   CHECK(r.find("PodDisruptionBudget"));
   auto strict = render({"priorityClassName=system-cluster-critical", "podAntiAffinity=required"});
   const json& spod = strict.find("Deployment")->body()["spec"]["template"]["spec"];
