@@ -282,7 +282,9 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
     try {
       if (!decoded) return invalid(outcome, std::string("internal error: ") + what);
       outcome.rule_errors.emplace_back("unknown", what);
-      bool allowed = config_->webhook.fail_open;
+      // A DELETE is never denied (failureMode included): deleting must always be possible, or a
+      // namespace whose deletion hits a failing rule would never go away.
+      bool allowed = config_->webhook.fail_open || r.operation == "DELETE";
       outcome.decision = allowed ? "allowed" : "denied";
       Response response;
       response.allowed = allowed;
@@ -457,8 +459,11 @@ Answer Admission::handle(Endpoint endpoint, std::string_view body, std::string_v
 
     Response response;
     if (rule_failed && !config.webhook.fail_open) {
-      errors.insert(errors.begin(), truncate("gpuguard could not evaluate every rule (failureMode: deny): " + outcome.rule_errors.front().second,
-                                             limits_.max_warning_chars));
+      std::string why = truncate("gpuguard could not evaluate every rule (failureMode: deny): " + outcome.rule_errors.front().second,
+                                 limits_.max_warning_chars);
+      // A DELETE is never denied: the failure is a warning there.
+      if (r.operation == "DELETE") warnings.insert(warnings.begin(), std::move(why));
+      else errors.insert(errors.begin(), std::move(why));
     }
     if (!errors.empty()) {
       response.allowed = false;

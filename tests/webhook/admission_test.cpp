@@ -684,6 +684,52 @@ TEST_CASE("a rule that fails: failureMode allow answers allowed, deny answers de
   }
 }
 
+TEST_CASE("a rule that fails on a DELETE: never denied, failureMode deny included; the failure is a warning") {
+  // A rule that reads PriorityClasses (so a DELETE of one re-runs it over the state) and fails in
+  // finish(). Deleting must always be possible: a namespace whose deletion hit a failing rule would
+  // never go away.
+  class ThrowsInFinish final : public engine::Rule {
+   public:
+    ThrowsInFinish() {
+      info_.id = "throws-in-finish";
+      info_.severity = engine::Severity::error;
+      info_.checks = {{"scheduling.k8s.io", "PriorityClass"}};
+      info_.reads = {{"scheduling.k8s.io", "PriorityClass"}};
+    }
+    const engine::RuleInfo& info() const override { return info_; }
+    void finish(engine::FinishContext&) const override { throw std::runtime_error("boom"); }
+
+   private:
+    engine::RuleInfo info_;
+  };
+  std::vector<std::unique_ptr<const engine::Rule>> rules;
+  rules.push_back(std::make_unique<ThrowsInFinish>());
+  engine::Registry reg(std::move(rules));
+  for (bool open : {true, false}) {
+    CAPTURE(open);
+    auto cfg = std::make_shared<engine::Config>(engine::default_config(reg));
+    cfg->webhook.fail_open = open;
+    Admission a(reg, cfg);
+    test::TempDir dir;
+    test::write_file(dir.path() / "state.yaml", pcs(3));
+    auto loaded = engine::load_state({(dir.path() / "state.yaml").string()}, reg, *cfg);
+    REQUIRE(loaded.diagnostics.empty());
+    json del = review(nullptr, "DELETE", "v1", pc("pc2"));
+    del["request"]["kind"] = {{"group", "scheduling.k8s.io"}, {"version", "v1"}, {"kind", "PriorityClass"}};
+    auto c = call(a, Endpoint::validate, del.dump(), loaded.inventory);
+    REQUIRE(c.answer.status == 200);
+    CHECK(c.body["response"]["allowed"] == json(true));
+    CHECK_FALSE(c.outcome.rule_errors.empty());
+    if (!open) {
+      REQUIRE(c.body["response"].contains("warnings"));
+      CHECK(c.body["response"]["warnings"].dump().find("could not evaluate every rule") != std::string::npos);
+    }
+    // The same rule on a CREATE under failureMode deny denies, as before.
+    auto create = call(a, Endpoint::validate, review(pc("pc9")).dump(), loaded.inventory);
+    CHECK(create.body["response"]["allowed"] == json(open));
+  }
+}
+
 TEST_CASE("mutate: a fix whose value is not UTF-8 (a config's !!binary) is a failure the failure mode answers") {
   // dump() would throw on it, as the patch writer does: the answer is not a patch with U+FFFD in it.
   json pod = gpu_pod(true);
