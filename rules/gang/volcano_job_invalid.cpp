@@ -65,8 +65,11 @@ class VolcanoJobInvalid final : public Rule {
         "CompleteJob, ResumeJob), both or neither of event and exitCode, exit code 0, an exit code "
         "twice, or `*` beside other events;\n"
         "- a plugin it does not know (`unable to find job plugin`);\n"
-        "- `dependsOn` that does not form a DAG (a cycle, or a task that does not exist: `job has "
-        "dependencies between tasks, but doesn't form a directed acyclic graph(DAG)`).\n\n"
+        "- `dependsOn` that does not form a DAG (a cycle, a task that does not exist, or a task named twice "
+        "in one `dependsOn`, which Volcano's topological sort counts twice and removes once: `job has "
+        "dependencies between tasks, but doesn't form a directed acyclic graph(DAG)`). Each set of tasks "
+        "that depend on one another in cycles is reported once, naming a shortest cycle through its first "
+        "task.\n\n"
         "`kubectl apply` then fails and the job never exists. Each defect is reported on its own line. "
         "The checks that need the cluster (the queue exists, is Open and a leaf) and the pod-template "
         "validation are left to other rules.";
@@ -203,10 +206,33 @@ spec:
     if (!duplicates) check_dependencies(tasks, first_of, ctx);
   }
 
+  // A task name in a message: quoted, and cut at 63 bytes (a DNS-1123 label's most; a longer one
+  // is reported on its own) so that a message names a few tasks in bounded space.
+  static std::string quoted(const std::string& name) {
+    constexpr size_t kMost = 63;
+    if (name.size() <= kMost) return "\"" + name + "\"";
+    size_t cut = kMost;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+    return "\"" + name.substr(0, cut) + "…\"";
+  }
+
+  // Volcano's webhook sorts the tasks topologically (`topoSort` and `makeGraph` in
+  // pkg/webhooks/admission/jobs/validate/util.go) and refuses the job when some task is left out:
+  // one that depends on a task the job does not have (its in-degree never reaches 0), one that
+  // names a task twice in its dependsOn (the in-degree counts both, the graph holds one edge, which
+  // takes one off), and the tasks of a cycle. Each strongly connected component with a cycle is
+  // reported once, at the dependsOn of its first task, naming a shortest cycle through that task.
+  // Linear in tasks + dependencies: one iterative Tarjan pass, then a breadth-first search inside
+  // each such component (each task and dependency is visited once by each).
   static void check_dependencies(Node tasks, const std::unordered_map<std::string, size_t>& index_of, CheckContext& ctx) {
-    // deps[i]: the tasks task i depends on (indices).
-    std::vector<std::vector<size_t>> deps(tasks.size());
-    std::vector<std::string> names(tasks.size());
+    const std::string refused = "; the Volcano webhook refuses the job (job has dependencies between tasks, but doesn't form a "
+                                "directed acyclic graph(DAG))";
+    const size_t n = tasks.size();
+    constexpr size_t kNone = SIZE_MAX;
+    // deps[i]: the tasks task i depends on (indices), each once.
+    std::vector<std::vector<size_t>> deps(n);
+    std::vector<std::string> names(n);
+    std::vector<size_t> listed_by(n, kNone);  // the last task whose dependsOn named it
     size_t next_task = 0;
     for (const Node t : tasks) {
       const size_t i = next_task++;
@@ -222,53 +248,124 @@ spec:
         auto it = index_of.find(dep);
         if (it == index_of.end()) {
           ctx.report(pointer_join(pointer_join("/spec/tasks", i) + "/dependsOn/name", k),
-                     "task \"" + names[i] + "\" depends on task \"" + dep +
-                         "\", which the job does not have; the Volcano webhook refuses the job (job has dependencies between "
-                         "tasks, but doesn't form a directed acyclic graph(DAG))");
+                     "task " + quoted(names[i]) + " depends on task " + quoted(dep) + ", which the job does not have" + refused);
           continue;
         }
+        if (listed_by[it->second] == i) {
+          ctx.report(pointer_join(pointer_join("/spec/tasks", i) + "/dependsOn/name", k),
+                     "task " + quoted(names[i]) + " names task " + quoted(dep) +
+                         " twice in its dependsOn (Volcano counts the dependency twice and removes it once, so the task "
+                         "never becomes ready)" + refused);
+          continue;
+        }
+        listed_by[it->second] = i;
         deps[i].push_back(it->second);
       }
     }
-    // Each cycle once, reported at the dependsOn of its first task. Iterative depth-first search
-    // (a job with a long chain of tasks must not exhaust the stack).
-    std::vector<int> state(tasks.size(), 0);  // 0 new, 1 on the path, 2 done
-    std::vector<size_t> on_path_at(tasks.size(), 0);
-    std::vector<std::pair<size_t, size_t>> path_stack;  // (task, next dependency to follow)
-    std::set<size_t> reported;
-    for (size_t root = 0; root < tasks.size(); ++root) {
-      if (state[root] != 0) continue;
-      state[root] = 1;
-      on_path_at[root] = 0;
-      path_stack.emplace_back(root, 0);
-      while (!path_stack.empty()) {
-        auto& [v, next] = path_stack.back();
-        if (next == deps[v].size()) {
-          state[v] = 2;
-          path_stack.pop_back();
+
+    // Tarjan's strongly connected components, iteratively (a long chain of tasks must not exhaust
+    // the stack). comp[v]: v's component when it has a cycle (more than one task, or a task that
+    // depends on itself); kNone otherwise.
+    std::vector<size_t> order(n, kNone), low(n, 0), comp(n, kNone);
+    std::vector<bool> on_stack(n, false);
+    std::vector<size_t> stack;
+    std::vector<std::pair<size_t, size_t>> frames;  // (task, next dependency to follow)
+    size_t counter = 0, components = 0;
+    for (size_t root = 0; root < n; ++root) {
+      if (order[root] != kNone) continue;
+      order[root] = low[root] = counter++;
+      stack.push_back(root);
+      on_stack[root] = true;
+      frames.emplace_back(root, 0);
+      while (!frames.empty()) {
+        const size_t v = frames.back().first;
+        if (frames.back().second < deps[v].size()) {
+          const size_t w = deps[v][frames.back().second++];
+          if (order[w] == kNone) {
+            order[w] = low[w] = counter++;
+            stack.push_back(w);
+            on_stack[w] = true;
+            frames.emplace_back(w, 0);
+          } else if (on_stack[w]) {
+            low[v] = std::min(low[v], order[w]);
+          }
           continue;
         }
-        const size_t w = deps[v][next++];
-        if (state[w] == 0) {
-          state[w] = 1;
-          on_path_at[w] = path_stack.size();
-          path_stack.emplace_back(w, 0);
-          continue;
+        frames.pop_back();
+        if (!frames.empty()) low[frames.back().first] = std::min(low[frames.back().first], low[v]);
+        if (low[v] != order[v]) continue;
+        // v is the root of a component: the tasks above it on the stack.
+        size_t first_of_comp = stack.size();
+        while (stack[first_of_comp - 1] != v) --first_of_comp;
+        --first_of_comp;
+        const bool cyclic = stack.size() - first_of_comp > 1 ||
+                            std::find(deps[v].begin(), deps[v].end(), v) != deps[v].end();
+        for (size_t k = first_of_comp; k < stack.size(); ++k) {
+          on_stack[stack[k]] = false;
+          if (cyclic) comp[stack[k]] = components;
         }
-        if (state[w] != 1) continue;
-        std::vector<size_t> cycle;
-        for (size_t k = on_path_at[w]; k < path_stack.size(); ++k) cycle.push_back(path_stack[k].first);
-        const size_t first = *std::min_element(cycle.begin(), cycle.end());
-        if (!reported.insert(first).second) continue;
-        std::rotate(cycle.begin(), std::find(cycle.begin(), cycle.end(), first), cycle.end());
-        std::string chain;
-        for (size_t c : cycle) chain += "\"" + names[c] + "\" → ";
-        chain += "\"" + names[first] + "\"";
-        ctx.report(pointer_join("/spec/tasks", first) + "/dependsOn",
-                   "task dependencies form a cycle (" + chain +
-                       ", each depending on the next); the Volcano webhook refuses the job (job has dependencies "
-                       "between tasks, but doesn't form a directed acyclic graph(DAG))");
+        if (cyclic) ++components;
+        stack.resize(first_of_comp);
       }
+    }
+    if (components == 0) return;
+
+    // Each cyclic component, at its first task (in the job's order).
+    std::vector<size_t> size(components, 0);
+    for (size_t v = 0; v < n; ++v)
+      if (comp[v] != kNone) ++size[comp[v]];
+    std::vector<bool> reported(components, false);
+    std::vector<size_t> parent(n, kNone);  // the breadth-first search's, within a component
+    std::vector<size_t> queue;
+    std::vector<bool> in_cycle(n, false);
+    for (size_t first = 0; first < n; ++first) {
+      const size_t c = comp[first];
+      if (c == kNone || reported[c]) continue;
+      reported[c] = true;
+      // A shortest cycle through `first`: breadth-first along dependencies inside the component,
+      // to a task that depends on `first`.
+      queue.assign(1, first);
+      parent[first] = first;
+      size_t last = kNone;
+      for (size_t q = 0; q < queue.size() && last == kNone; ++q) {
+        const size_t v = queue[q];
+        for (const size_t w : deps[v]) {
+          if (comp[w] != c) continue;
+          if (w == first) {
+            last = v;
+            break;
+          }
+          if (parent[w] != kNone) continue;
+          parent[w] = v;
+          queue.push_back(w);
+        }
+      }
+      std::vector<size_t> cycle;
+      for (size_t v = last; v != first; v = parent[v]) cycle.push_back(v);
+      cycle.push_back(first);
+      std::reverse(cycle.begin(), cycle.end());
+      for (const size_t v : cycle) in_cycle[v] = true;
+      constexpr size_t kNamed = 8;
+      std::string chain;
+      for (size_t k = 0; k < cycle.size() && k < kNamed; ++k) chain += quoted(names[cycle[k]]) + " → ";
+      if (cycle.size() > kNamed) chain += "… " + std::to_string(cycle.size() - kNamed) + " more → ";
+      chain += quoted(names[first]);
+      std::string message = "task dependencies form a cycle (" + chain + ", each depending on the next)";
+      if (size[c] > cycle.size()) {
+        std::string others;
+        size_t named = 0;
+        for (const size_t v : queue) {  // the component's tasks the search reached, nearest first
+          if (named == kNamed) break;
+          if (in_cycle[v]) continue;
+          others += (named ? ", " : "") + quoted(names[v]);
+          ++named;
+        }
+        message += ", one of the cycles among " + std::to_string(size[c]) + " tasks that depend on one another";
+        if (named > 0) message += " (with " + others + (size[c] - cycle.size() > named ? " and " + std::to_string(size[c] - cycle.size() - named) + " more" : "") + ")";
+      }
+      for (const size_t v : queue) parent[v] = kNone;
+      for (const size_t v : cycle) in_cycle[v] = false;
+      ctx.report(pointer_join("/spec/tasks", first) + "/dependsOn", message + refused);
     }
   }
 
