@@ -1,6 +1,7 @@
 #include "engine/podspec.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -219,23 +220,38 @@ using Ask = std::pair<std::string_view, Quantity>;
 // skipped. Only the resources `only` matches, when given (each resource is summed on its own, so
 // leaving the others out changes nothing for the ones kept). Returns whether the container names
 // one of those with an amount that is not zero, one that does not parse included.
+// Linear in the container's resources (a limit's request is looked up by key in `requests`:
+// document lookups are indexed for large mappings, engine/positions.h).
 bool container_requests(Node c, const ResourceMatcher* only, std::vector<Ask>& out) {
   out.clear();
   bool nonzero = false;
   Node res = member(c, "resources");
   if (!res) return false;
-  for (const char* key : {"limits", "requests"}) {  // requests override the copied limits
-    Node list = member(*res, key);
-    if (!list || !list->is_object()) continue;
-    for (const auto entry : list->items()) {
+  const Node requests = member(*res, "requests");
+  const bool have_requests = requests && requests->is_object();
+  if (have_requests) {
+    for (const auto entry : requests->items()) {
+      const std::string_view name = entry.key;
+      if (only && !only->matches(name)) continue;
+      auto q = Quantity::from_node(entry.value);
+      if (!q || !q->is_zero()) nonzero = true;
+      if (q) out.emplace_back(name, *q);
+    }
+  }
+  const Node limits = member(*res, "limits");
+  if (limits && limits->is_object()) {
+    for (const auto entry : limits->items()) {
       const std::string_view name = entry.key;
       if (only && !only->matches(name)) continue;
       auto q = Quantity::from_node(entry.value);
       if (!q || !q->is_zero()) nonzero = true;
       if (!q) continue;
-      auto it = std::find_if(out.begin(), out.end(), [&](const Ask& a) { return a.first == name; });
-      if (it == out.end()) out.emplace_back(name, *q);
-      else it->second = *q;
+      // A request of the resource overrides the limit the API server would copy, if it parses.
+      if (have_requests) {
+        const Node request = member(*requests, name);
+        if (request && Quantity::from_node(request)) continue;
+      }
+      out.emplace_back(name, *q);
     }
   }
   return nonzero;
@@ -276,13 +292,27 @@ const TemplateGpus& template_gpus(const PodTemplate& t, const ResourceMatcher& g
   return t.gpu_facts.get(gpus, [&] {
     TemplateGpus out;
     std::vector<std::pair<std::string_view, PodSum>> sums;  // per resource, in first-seen order
+    // Past a few resources (a hostile template naming thousands), where each is in `sums`.
+    constexpr size_t kFew = 16;
+    std::unordered_map<std::string_view, size_t> index;
     std::vector<Ask> asks;
     for (const auto& c : containers(t)) {
       if (container_requests(c.body, &gpus, asks)) out.any = true;
       for (const auto& ask : asks) {
-        auto it = std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == ask.first; });
-        if (it == sums.end()) it = sums.insert(sums.end(), {ask.first, PodSum{}});
-        it->second.add(c.kind, ask.second);
+        size_t at = sums.size();
+        if (index.empty()) {
+          at = static_cast<size_t>(std::find_if(sums.begin(), sums.end(), [&](const auto& s) { return s.first == ask.first; }) -
+                                   sums.begin());
+        } else if (auto it = index.find(ask.first); it != index.end()) {
+          at = it->second;
+        }
+        if (at == sums.size()) {
+          sums.emplace_back(ask.first, PodSum{});
+          if (!index.empty()) index.emplace(ask.first, at);
+          else if (sums.size() > kFew)
+            for (size_t k = 0; k < sums.size(); ++k) index.emplace(sums[k].first, k);
+        }
+        sums[at].second.add(c.kind, ask.second);
       }
     }
     for (const auto& [name, sum] : sums)

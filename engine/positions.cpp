@@ -1,6 +1,8 @@
 #include "engine/positions.h"
 
+#include <algorithm>
 #include <charconv>
+#include <memory>
 #include <limits>
 
 namespace gpuguard::engine {
@@ -12,9 +14,52 @@ PositionIndex::Children PositionIndex::children(NodeId n) const {
   return Children(this, n + 1, node.end, node.count);
 }
 
+PositionIndex::~PositionIndex() { delete lookup_.load(std::memory_order_acquire); }
+
+const PositionIndex::Lookup& PositionIndex::lookup() const {
+  if (const Lookup* made = lookup_.load(std::memory_order_acquire)) return *made;
+  auto made = std::make_unique<Lookup>();
+  for (NodeId n = 0; n < nodes_.size(); ++n) {
+    const Node& node = nodes_[n];
+    if ((node.type != Type::mapping && node.type != Type::sequence) || node.count < kLookupFrom) continue;
+    const auto start = static_cast<uint32_t>(made->children.size());
+    for (NodeId c = n + 1; c < node.end; c = nodes_[c].end)
+      if ((nodes_[c].flags & kReplaced) == 0) made->children.push_back(c);
+    made->containers.push_back({n, start, static_cast<uint32_t>(made->children.size() - start)});
+    if (node.type == Type::mapping) {
+      auto key = [&](NodeId c) { return std::string_view(text_.data() + nodes_[c].key_offset, nodes_[c].key_size); };
+      std::sort(made->children.begin() + start, made->children.end(), [&](NodeId a, NodeId b) { return key(a) < key(b); });
+    }
+  }
+  const Lookup* expected = nullptr;
+  if (lookup_.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel, std::memory_order_acquire))
+    return *made.release();
+  return *expected;  // another thread made it first
+}
+
+void PositionIndex::looked_up(NodeId n, const NodeId*& first, const NodeId*& last) const {
+  const Lookup& l = lookup();
+  const auto it = std::lower_bound(l.containers.begin(), l.containers.end(), n,
+                                   [](const Lookup::Container& c, NodeId id) { return c.id < id; });
+  first = last = nullptr;
+  if (it == l.containers.end() || it->id != n) return;  // not a large container
+  first = l.children.data() + it->start;
+  last = first + it->size;
+}
+
 PositionIndex::NodeId PositionIndex::entry(NodeId n, std::string_view key) const {
   const Node& node = nodes_[n];
   if (node.type != Type::mapping) return kNoNode;
+  if (node.count >= kLookupFrom) {
+    const NodeId* first = nullptr;
+    const NodeId* last = nullptr;
+    looked_up(n, first, last);
+    const NodeId* it = std::lower_bound(first, last, key, [&](NodeId c, std::string_view k) {
+      return std::string_view(text_.data() + nodes_[c].key_offset, nodes_[c].key_size) < k;
+    });
+    if (it != last && std::string_view(text_.data() + nodes_[*it].key_offset, nodes_[*it].key_size) == key) return *it;
+    return kNoNode;
+  }
   for (NodeId c = n + 1; c < node.end; c = nodes_[c].end)
     if ((nodes_[c].flags & kReplaced) == 0 && nodes_[c].key_size == key.size() &&
         std::string_view(text_.data() + nodes_[c].key_offset, key.size()) == key)
@@ -52,6 +97,12 @@ void PositionIndex::describe(NodeId n, std::string& out) const {
 PositionIndex::NodeId PositionIndex::item(NodeId n, size_t i) const {
   const Node& node = nodes_[n];
   if (node.type != Type::sequence || i >= node.count) return kNoNode;
+  if (i >= kLookupFrom) {  // the sequence has more than kLookupFrom items
+    const NodeId* first = nullptr;
+    const NodeId* last = nullptr;
+    looked_up(n, first, last);
+    return i < static_cast<size_t>(last - first) ? first[i] : kNoNode;
+  }
   NodeId c = n + 1;
   for (; i > 0; --i) c = nodes_[c].end;  // sequence items are never replaced
   return c;

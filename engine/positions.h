@@ -9,6 +9,7 @@
 // that a later one of the same key replaced (a duplicate key, or a merge key's) stays in the array,
 // marked, and is skipped. json_of() makes the engine's JSON of any node.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +24,13 @@ namespace gpuguard::engine {
 
 class PositionIndex {
  public:
+  PositionIndex() = default;
+  // A copy holds the nodes and the text without spare room (the evaluation compacts a kept
+  // object's document so); the lookup of its large containers is made again when asked.
+  PositionIndex(const PositionIndex& other) : nodes_(other.nodes_), text_(other.text_), root_(other.root_) {}
+  PositionIndex& operator=(const PositionIndex&) = delete;
+  ~PositionIndex();
+
   using NodeId = uint32_t;
   static constexpr NodeId kNoNode = UINT32_MAX;
   enum class Type : uint8_t { null, boolean, integer, floating, string, mapping, sequence };
@@ -114,8 +122,16 @@ class PositionIndex {
     return std::string_view(text_).substr(nodes_[n].key_offset, nodes_[n].key_size);
   }
   // The entry of mapping `n` with this key, or the i-th item of sequence `n`; kNoNode if none.
+  // A mapping of fewer than kLookupFrom entries is searched entry by entry, a sequence walked item
+  // by item to the i-th (each step passes a subtree: one hop); in a larger one, the entry is found
+  // by a binary search of its keys and the item at once, in a lookup of the document's large
+  // containers made on the first such call (one pass over the nodes, and a sort of each large
+  // mapping's keys: n log n; 4 bytes per entry or item of a large container), so that looking up
+  // every child of a container (a finding's pointer into each of 20,000 containers) is not
+  // quadratic in its size.
   [[nodiscard]] NodeId entry(NodeId n, std::string_view key) const;
   [[nodiscard]] NodeId item(NodeId n, size_t i) const;
+  static constexpr uint32_t kLookupFrom = 32;
   [[nodiscard]] json json_of(NodeId n) const;
 
   // Every live node of the subtree at `n` with its position (and a mapping entry's key with the
@@ -162,9 +178,26 @@ class PositionIndex {
   void json_into(NodeId n, json& out, std::vector<json::object_t::value_type>& members) const;
   void add_json(const json& value, std::string_view key);
 
+  // The children of the document's large containers (kLookupFrom or more): a sequence's items in
+  // order, a mapping's live entries by key. Made once, when a reader first asks (readers on other
+  // threads may make it at the same time: one is kept), after the document is complete.
+  struct Lookup {
+    struct Container {
+      NodeId id;
+      uint32_t start;  // its children in `children`
+      uint32_t size;
+    };
+    std::vector<Container> containers;  // by id
+    std::vector<NodeId> children;
+  };
+  [[nodiscard]] const Lookup& lookup() const;
+  // The live children of large container `n` in the lookup: [first, last).
+  void looked_up(NodeId n, const NodeId*& first, const NodeId*& last) const;
+
   std::vector<Node> nodes_;
   std::string text_;  // keys and strings
   NodeId root_ = 0;
+  mutable std::atomic<const Lookup*> lookup_{nullptr};
 };
 
 inline void PositionIndex::Children::iterator::skip() {

@@ -1,6 +1,9 @@
 // mig-mixed-profiles: MIG profiles mixed on one node (seed 9.1: all GPUs of a node use one profile).
 
+#include <algorithm>
+#include <bitset>
 #include <set>
+#include <unordered_map>
 
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -32,13 +35,41 @@ size_t profile_count(const MigPartedEntry& e) {
   return e.enabled() ? n : 0;
 }
 
-// Whether two entries can apply to GPUs of one node: one has no filter, or the filters share an ID.
-bool may_share_node(const MigPartedEntry& a, const MigPartedEntry& b) {
-  if (!a.has_filter || !b.has_filter) return true;
-  for (const auto& x : a.filter)
-    if (!x.empty() && std::find(b.filter.begin(), b.filter.end(), x) != b.filter.end()) return true;
-  return false;
-}
+constexpr size_t kMaxPairs = 256;
+
+// Which of the first kMaxPairs entries can apply to GPUs of one node: two that one of them has no
+// filter, or whose filters share an ID. An index of the IDs makes it linear in the filters' lengths
+// (each entry's ID marks the entries that hold it), then one bit per pair.
+class SharedNodes {
+ public:
+  explicit SharedNodes(const std::vector<MigPartedEntry>& entries) : n_(std::min(entries.size(), kMaxPairs)), shares_(n_) {
+    struct Holders {
+      std::vector<size_t> list;
+      std::bitset<kMaxPairs> set;
+    };
+    std::unordered_map<std::string_view, Holders> holders;
+    for (size_t i = 0; i < n_; ++i) {
+      if (!entries[i].has_filter) {
+        unfiltered_.set(i);
+        continue;
+      }
+      for (const auto& x : entries[i].filter) {
+        if (x.empty()) continue;  // an ID that does not parse matches none
+        Holders& h = holders[x];
+        if (!h.set.test(i)) h.list.push_back(i);
+        h.set.set(i);
+      }
+    }
+    for (const auto& [id, h] : holders)
+      for (const size_t i : h.list) shares_[i] |= h.set;
+  }
+  [[nodiscard]] bool may_share_node(size_t i, size_t j) const { return unfiltered_.test(i) || unfiltered_.test(j) || shares_[i].test(j); }
+
+ private:
+  size_t n_;
+  std::vector<std::bitset<kMaxPairs>> shares_;
+  std::bitset<kMaxPairs> unfiltered_;
+};
 
 std::string devices_text(const MigPartedEntry& e) {
   const Node d = member(e.body, "devices");
@@ -147,19 +178,20 @@ data:
                       "; seed 9.1: use one profile per node. Under the default single strategy GFD labels such a node " +
                       "<product>-MIG-INVALID and it offers no GPU; under mixed, capacity fragments by size");
         // (2) different layouts for GPUs of one node. Pairs are compared only when the layouts
-        // differ at all, and among the first kMaxPairs entries (a hostile config stays linear).
-        constexpr size_t kMaxPairs = 256;
+        // differ at all, and among the first kMaxPairs entries (a hostile config stays linear in
+        // its entries and their filters: SharedNodes).
         std::vector<std::string> layouts;
         for (const auto& e : c.entries) layouts.push_back(layout(e));
         bool reported = std::all_of(layouts.begin(), layouts.end(), [&](const std::string& l) { return l == layouts.front(); });
         const size_t n = std::min(c.entries.size(), kMaxPairs);
+        const SharedNodes shared = reported ? SharedNodes({}) : SharedNodes(c.entries);
         for (size_t i = 0; i < n && !reported; ++i)
           for (size_t j = i + 1; j < n && !reported; ++j) {
             const auto& a = c.entries[i];
             const auto& b = c.entries[j];
             const std::string& la = layouts[i];
             const std::string& lb = layouts[j];
-            if (la == lb || !may_share_node(a, b)) continue;
+            if (la == lb || !shared.may_share_node(i, j)) continue;
             reported = true;
             out.add(ctx, d, b.pointer,
                     "config \"" + c.name + "\" gives " + devices_text(a) + " " + la + " but " + devices_text(b) + " " + lb +

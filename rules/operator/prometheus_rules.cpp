@@ -2,6 +2,8 @@
 
 #include <re2/re2.h>
 
+#include <unordered_set>
+
 #include "engine/podspec.h"
 #include "engine/positions.h"
 
@@ -42,12 +44,14 @@ std::vector<PromExpr> prometheus_exprs(const engine::Object& obj) {
 
 namespace {
 
+// The distinct matches, in the order first found: linear in the expression (a set of those seen).
 std::vector<std::string> scan(std::string_view expr, const RE2& re) {
   std::vector<std::string> out;
+  std::unordered_set<std::string> seen;
   re2::StringPiece input(expr.data(), expr.size());
   std::string m;
   while (RE2::FindAndConsume(&input, re, &m))
-    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+    if (seen.insert(m).second) out.push_back(m);
   return out;
 }
 

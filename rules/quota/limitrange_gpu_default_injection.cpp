@@ -23,10 +23,10 @@ struct Ctr {
   // request (the request, else the limit the API copies into it; none when neither parses).
   std::vector<std::pair<std::string, std::optional<Quantity>>> gpus;
 
+  // Sorted by resource: log n.
   [[nodiscard]] const std::pair<std::string, std::optional<Quantity>>* find(std::string_view r) const {
-    for (const auto& g : gpus)
-      if (g.first == r) return &g;
-    return nullptr;
+    auto it = std::lower_bound(gpus.begin(), gpus.end(), r, [](const auto& g, std::string_view k) { return g.first < k; });
+    return it != gpus.end() && it->first == r ? &*it : nullptr;
   }
 };
 
@@ -171,17 +171,29 @@ spec:
       tpl.role = t.role;
       for (const auto& c : containers(t)) {
         Ctr small{std::string(c.name), c.kind, {}};
-        if (const Node res = member(c.body, "resources"); res.is_object())
-          for (const char* key : {"limits", "requests"})  // requests override the copied limits
+        if (const Node res = member(c.body, "resources"); res.is_object()) {
+          // Limits, then requests, sorted by resource (stably: a resource's limit before its
+          // request, which overrides it when it parses): n log n in the container's resources.
+          for (const char* key : {"limits", "requests"})
             for (const auto entry : member(res, key).items()) {
               const std::string_view name = entry.key;
               if (!gpus.matches(name)) continue;
               std::optional<Quantity> q;
               if (auto parsed = Quantity::from_node(entry.value)) q = *parsed;
-              auto it = std::find_if(small.gpus.begin(), small.gpus.end(), [&](const auto& g) { return g.first == name; });
-              if (it == small.gpus.end()) small.gpus.emplace_back(name, q);
-              else if (q) it->second = q;
+              small.gpus.emplace_back(name, q);
             }
+          std::stable_sort(small.gpus.begin(), small.gpus.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+          size_t kept = 0;
+          for (size_t k = 0; k < small.gpus.size(); ++k) {
+            if (kept > 0 && small.gpus[kept - 1].first == small.gpus[k].first) {
+              if (small.gpus[k].second) small.gpus[kept - 1].second = small.gpus[k].second;
+              continue;
+            }
+            if (kept != k) small.gpus[kept] = std::move(small.gpus[k]);
+            ++kept;
+          }
+          small.gpus.resize(kept);
+        }
         (c.kind == Container::Kind::regular ? tpl.regular : tpl.init).push_back(std::move(small));
       }
       static_cast<State*>(ctx.state())->namespaces[ctx.namespace_of_object()].push_back(std::move(tpl));
@@ -212,6 +224,7 @@ spec:
     // order (the order the LimitRanger applies them in): the webhook's request looks at a few
     // namespaces, not at every LimitRange of the cluster state.
     std::vector<std::pair<std::string_view, std::vector<Source>>> sources;  // by resource: a view of the kept GpuLimits
+    std::vector<std::pair<std::string_view, Source>> found;                // the namespace's, as found
     for (const std::string_view ns : wanted) {
       sources.clear();
       for (const Object* lr : inv.list("", "LimitRange", ns)) {
@@ -222,12 +235,16 @@ spec:
           else if (!g.eff_default && g.eff_request && !g.eff_request->is_zero() && !g.eff_request->is_negative())
             effect = Effect::request_from_min;
           if (effect == Effect::none) continue;
-          auto it = std::find_if(sources.begin(), sources.end(), [&](const auto& s) { return s.first == g.resource; });
-          if (it == sources.end()) it = sources.insert(sources.end(), {g.resource, {}});
-          it->second.push_back(Source{lr, &g, effect});
+          found.push_back({g.resource, Source{lr, &g, effect}});
         }
       }
-      std::sort(sources.begin(), sources.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      // By resource, each resource's LimitRanges in the order they apply: n log n in them.
+      std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [resource, source] : found) {
+        if (sources.empty() || sources.back().first != resource) sources.emplace_back(resource, std::vector<Source>{});
+        sources.back().second.push_back(source);
+      }
+      found.clear();
       for (const auto& [resource, list] : sources) report(ctx, ns, list, state);
     }
   }

@@ -117,13 +117,14 @@ spec:
     const Node limits = resource_list(res, "limits");
     const auto& gpus = ctx.settings().gpu_resources;
 
-    // The GPU resources it names, sorted and distinct (views of the keys of its resources).
+    // The GPU resources it names, sorted and distinct (views of the keys of its resources): n log n.
     std::vector<std::string_view> names;
     for (const Node list : {requests, limits})
       for (const auto [name, v] : list.items())
-        if (gpus.matches(name) && std::find(names.begin(), names.end(), name) == names.end()) names.emplace_back(name);
+        if (gpus.matches(name)) names.emplace_back(name);
     if (names.empty()) return;
     std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
 
     // GPU requests that have no limit; the fix adds them all at once.
     auto missing = [&] {
