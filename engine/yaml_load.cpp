@@ -989,6 +989,297 @@ BadByte first_bad_byte(std::string_view text) {
   return {};
 }
 
+// Where flow collections ('[' and '{') first nest deeper than `max_depth`: the offset of the
+// bracket past the limit, or npos. libyaml's scanner keeps a possible simple key per flow level and
+// looks at all of them for each token, so a nest costs it time quadratic in its depth (80 KB of
+// '[' took 5-8.6 s, 200 KB 25 s), and it reads the whole nest before the loader's depth limit can
+// stop it. This pass, linear in the text, finds the nest first. It reads the text as libyaml's
+// scanner does (scanner.c of 0.2.5, YAML 1.1 and 1.2's lexical rules), far enough to tell a
+// bracket that opens a flow collection from one that does not: brackets in quoted scalars, in
+// comments, in plain scalars (after their first character, and on the lines a multi-line plain
+// scalar takes in the block context, by libyaml's indentation rule), in block scalars' content, in
+// tags and in directives are text. It follows the block indentation (a simple key's column, a
+// sequence entry's), which decides where a block scalar or a multi-line plain scalar ends. A
+// document marker (`---` or `...` at column 0) starts afresh, as libyaml does inside any
+// collection or scalar. Text it cannot read as YAML (libyaml refuses it anyway) is passed over a
+// character at a time.
+class FlowNesting {
+ public:
+  FlowNesting(std::string_view text, uint32_t max_depth) : t_(text), max_(max_depth) {}
+
+  size_t find() {
+    if (t_.starts_with("\xEF\xBB\xBF")) i_ = 3;
+    for (;;) {
+      to_next_token();
+      if (i_ >= t_.size()) return std::string_view::npos;
+      if (flow_ == 0) {
+        if (key_ && key_line_ != line_) key_ = false;  // a simple key is one line
+        while (!indents_.empty() && indents_.back() > col_) indents_.pop_back();
+      }
+      const char c = t_[i_];
+      if (col_ == 0 && c == '%') {  // a directive: its line
+        while (i_ < t_.size() && !is_break(i_)) step();
+        continue;
+      }
+      if (col_ == 0 && marker(i_)) {
+        flow_ = 0;
+        indents_.clear();
+        key_ = false;
+        allowed_ = false;
+        step(3);
+        continue;
+      }
+      switch (c) {
+        case '[':
+        case '{':
+          save_key();
+          if (++flow_ > max_) return i_;
+          allowed_ = true;
+          step();
+          continue;
+        case ']':
+        case '}':
+          if (flow_ > 0) --flow_;
+          allowed_ = false;
+          step();
+          continue;
+        case ',':
+          allowed_ = true;
+          step();
+          continue;
+        default: break;
+      }
+      if (c == '-' && blankz(i_ + 1)) {  // a block sequence entry
+        roll(col_);
+        allowed_ = true;
+        key_ = false;
+        step();
+        continue;
+      }
+      if ((c == '?' || c == ':') && (flow_ > 0 || blankz(i_ + 1))) {  // a key or a value
+        if (flow_ == 0) roll(c == ':' && key_ ? key_col_ : col_);
+        key_ = false;
+        allowed_ = flow_ == 0;
+        step();
+        continue;
+      }
+      if (c == '*' || c == '&') {  // an alias or an anchor: its name
+        save_key();
+        allowed_ = false;
+        step();
+        while (i_ < t_.size() && (is_alnum(t_[i_]) || t_[i_] == '-' || t_[i_] == '_')) step();
+        continue;
+      }
+      if (c == '!') {  // a tag: verbatim to its '>', else to a blank or a flow indicator
+        save_key();
+        allowed_ = false;
+        step();
+        if (i_ < t_.size() && t_[i_] == '<') {
+          while (i_ < t_.size() && t_[i_] != '>' && !is_break(i_)) step();
+        } else {
+          while (!blankz(i_) && !flow_indicator(t_[i_])) step();
+        }
+        continue;
+      }
+      if ((c == '|' || c == '>') && flow_ == 0) {
+        block_scalar();
+        allowed_ = true;
+        key_ = false;
+        continue;
+      }
+      if (c == '\'' || c == '"') {
+        save_key();
+        allowed_ = false;
+        quoted(c);
+        continue;
+      }
+      const bool indicator = std::string_view("-?:,[]{}#&*!|>'\"%@`").find(c) != std::string_view::npos;
+      if (!indicator || (c == '-' && !blank(i_ + 1)) || (flow_ == 0 && (c == '?' || c == ':'))) {
+        save_key();
+        allowed_ = false;
+        plain();
+        continue;
+      }
+      step();  // a character no token starts with: libyaml refuses the document
+    }
+  }
+
+ private:
+  std::string_view t_;
+  uint32_t max_;
+  size_t i_ = 0;
+  uint32_t line_ = 0;
+  int col_ = 0;  // characters, as libyaml counts them
+  uint32_t flow_ = 0;
+  std::vector<int> indents_;  // the block collections' columns
+  bool allowed_ = true;       // a simple key may start here
+  bool key_ = false;          // the block context's possible simple key...
+  int key_col_ = 0;           // ...its column and line
+  uint32_t key_line_ = 0;
+
+  static bool is_alnum(char c) { return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z'); }
+  static bool flow_indicator(char c) { return c == ',' || c == '[' || c == ']' || c == '{' || c == '}'; }
+  // The length of the line break at `at` (\n, \r, \r\n, and NEL, LS, PS), or 0.
+  [[nodiscard]] size_t break_at(size_t at) const {
+    if (at >= t_.size()) return 0;
+    const char c = t_[at];
+    if (c == '\n') return 1;
+    if (c == '\r') return at + 1 < t_.size() && t_[at + 1] == '\n' ? 2 : 1;
+    if (c == '\xC2' && at + 1 < t_.size() && t_[at + 1] == '\x85') return 2;
+    if (c == '\xE2' && at + 2 < t_.size() && t_[at + 1] == '\x80' && (t_[at + 2] == '\xA8' || t_[at + 2] == '\xA9')) return 3;
+    return 0;
+  }
+  [[nodiscard]] bool is_break(size_t at) const { return break_at(at) != 0; }
+  [[nodiscard]] bool blank(size_t at) const { return at < t_.size() && (t_[at] == ' ' || t_[at] == '\t'); }
+  [[nodiscard]] bool blankz(size_t at) const { return at >= t_.size() || blank(at) || is_break(at); }
+  [[nodiscard]] bool marker(size_t at) const {
+    return t_.size() - at >= 3 && (t_.substr(at, 3) == "---" || t_.substr(at, 3) == "...") && blankz(at + 3);
+  }
+
+  // Past one character (a line break ends the line), or `n` bytes of ASCII.
+  void step() {
+    if (const size_t b = break_at(i_)) {
+      i_ += b;
+      ++line_;
+      col_ = 0;
+      return;
+    }
+    ++i_;
+    while (i_ < t_.size() && (static_cast<unsigned char>(t_[i_]) & 0xC0) == 0x80) ++i_;
+    ++col_;
+  }
+  void step(size_t n) {
+    i_ += n;
+    col_ += static_cast<int>(n);
+  }
+
+  void save_key() {
+    if (flow_ == 0 && allowed_) {
+      key_ = true;
+      key_col_ = col_;
+      key_line_ = line_;
+    }
+  }
+  void roll(int column) {
+    if (indents_.empty() || indents_.back() < column) indents_.push_back(column);
+  }
+  [[nodiscard]] int indent() const { return indents_.empty() ? -1 : indents_.back(); }
+
+  // White space, comments and line breaks before the next token (libyaml's scan_to_next_token).
+  void to_next_token() {
+    while (i_ < t_.size()) {
+      const char c = t_[i_];
+      if (c == ' ' || c == '\t') {
+        step();
+      } else if (c == '#') {
+        while (i_ < t_.size() && !is_break(i_)) step();
+      } else if (is_break(i_)) {
+        step();
+        if (flow_ == 0) allowed_ = true;
+      } else {
+        return;
+      }
+    }
+  }
+
+  // A quoted scalar, to its closing quote; a document marker at column 0 ends it (libyaml refuses
+  // the document there and the next one starts).
+  void quoted(char q) {
+    step();
+    while (i_ < t_.size()) {
+      if (col_ == 0 && marker(i_)) return;
+      const char c = t_[i_];
+      if (c == q) {
+        step();
+        if (q == '\'' && i_ < t_.size() && t_[i_] == '\'') {  // '' in a single-quoted scalar
+          step();
+          continue;
+        }
+        return;
+      }
+      if (q == '"' && c == '\\') {
+        step();
+        if (i_ < t_.size()) step();  // the escaped character (or line break)
+        continue;
+      }
+      step();
+    }
+  }
+
+  // A plain scalar (libyaml's scan_plain_scalar): it ends at ": " (and in the flow context at
+  // ',', '[', ']', '{', '}', or ':' before one), at " #", at a document marker, and in the block
+  // context at a line indented no more than the block collection it is in.
+  void plain() {
+    const int least = indent() + 1;
+    for (;;) {
+      if (col_ == 0 && marker(i_)) return;
+      if (i_ < t_.size() && t_[i_] == '#') return;
+      while (!blankz(i_)) {
+        const char c = t_[i_];
+        if (c == ':' && (blankz(i_ + 1) || (flow_ > 0 && flow_indicator_or_question(i_ + 1)))) return;
+        if (flow_ > 0 && flow_indicator(c)) return;
+        step();
+      }
+      if (!(blank(i_) || is_break(i_))) return;  // the end of the text
+      bool line_break = false;
+      while (blank(i_) || is_break(i_)) {
+        line_break |= is_break(i_);
+        step();
+      }
+      if (line_break) allowed_ = true;
+      if (flow_ == 0 && col_ < least) return;
+    }
+  }
+  [[nodiscard]] bool flow_indicator_or_question(size_t at) const {
+    return at < t_.size() && (flow_indicator(t_[at]) || t_[at] == '?');
+  }
+
+  // A block scalar (libyaml's scan_block_scalar): its header, then the lines indented at least as
+  // its first line of content (or as its indentation indicator says), empty lines among them.
+  void block_scalar() {
+    step();
+    int increment = 0;
+    auto digit = [&] {
+      if (i_ < t_.size() && t_[i_] >= '1' && t_[i_] <= '9') {
+        increment = t_[i_] - '0';
+        step();
+      }
+    };
+    if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) {
+      step();
+      digit();
+    } else {
+      digit();
+      if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) step();
+    }
+    while (blank(i_)) step();
+    if (i_ < t_.size() && t_[i_] == '#')
+      while (i_ < t_.size() && !is_break(i_)) step();
+    if (!is_break(i_)) return;  // libyaml refuses the header; read on as tokens
+    step();
+    const int parent = indent();
+    int at = increment ? (parent >= 0 ? parent + increment : increment) : 0;
+    // Leading empty lines, and the indentation of the first line of content when not given.
+    int most = 0;
+    auto breaks = [&] {
+      for (;;) {
+        while ((at == 0 || col_ < at) && i_ < t_.size() && t_[i_] == ' ') step();
+        most = std::max(most, col_);
+        if (!is_break(i_)) return;
+        step();
+      }
+    };
+    breaks();
+    if (at == 0) at = std::max({most, parent + 1, 1});
+    while (col_ == at && i_ < t_.size()) {
+      while (i_ < t_.size() && !is_break(i_)) step();
+      if (i_ >= t_.size()) return;
+      step();
+      breaks();
+    }
+  }
+};
+
 // Start of the document that holds byte `offset`: the last line at or before it that starts with
 // `---` (or follows a `...` line), or 0.
 size_t document_start_before(std::string_view text, size_t offset) {
@@ -1196,8 +1487,16 @@ uint32_t load_yaml_stream(std::string_view text, std::string_view file, const Ya
       return doc_index;
     }
     std::string_view part = text.substr(offset);
-    // Bytes YAML cannot hold: parse the documents before them, report, go on after them.
+    // Bytes YAML cannot hold, or flow collections nested past the limit (which libyaml would take
+    // time quadratic in their depth to read): parse the documents before them, report, go on after
+    // them. (UTF-16 text is decoded by libyaml and not looked at here.)
     BadByte bad = utf16 ? BadByte{} : first_bad_byte(part);
+    if (!utf16) {
+      const size_t deep = FlowNesting(part.substr(0, bad.offset), limits.max_depth).find();
+      if (deep != std::string_view::npos)
+        bad = {deep, "flow collections ('[' and '{') nesting deeper than " + std::to_string(limits.max_depth) +
+                         " levels (the nesting limit): the document is refused before it is parsed"};
+    }
     std::string_view clean = part;
     if (bad.offset != std::string_view::npos) clean = part.substr(0, document_start_before(part, bad.offset));
     size_t resume_at = 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/evaluate.h"
 #include "engine/json_parse.h"
 #include "engine/load.h"
 #include "engine/node.h"
@@ -322,6 +323,70 @@ TEST_CASE("a JSON value reads as nlohmann reads it after one-byte changes all th
     }
   }
   CHECK(checked > 12000 / (stride * 3));
+}
+
+TEST_CASE("lint reads every JSON file of the tests and the corpus as JSON, with the findings, positions, diagnostics and exit code that reading it as YAML gives") {
+  // The JSON reader against libyaml, which read JSON files before: what lint reports of each file
+  // read both ways (every rule, the whole file as a complete cluster). Files that hold what YAML
+  // reads differently (surrogate pairs, raw DEL or U+0085, keys over 1,024 characters, values one
+  // after another) are left out where the two disagree on the values themselves; a file one reader
+  // refuses must be refused by the other, on the same line.
+  if (!gpuguard::test::shared_dir()) MESSAGE("../shared is absent: the corpus's JSON files are not compared, the tests' are");
+  struct Report {
+    std::vector<std::string> findings;  // line:col rule message
+    std::vector<uint32_t> diagnostic_lines;
+    int exit_code = 0;
+    std::vector<json> bodies;
+  };
+  const Registry& registry = gpuguard::test::registry();
+  const Config config = default_config(registry);
+  auto lint = [&](const std::string& text, Syntax syntax) {
+    Report r;
+    EvalOptions options;
+    options.complete = true;
+    Evaluation eval(registry, config, options);
+    std::vector<Diagnostic> diags;
+    auto source = std::make_shared<SourceFile>(SourceFile{"f", 0});
+    load_text(text, source, LoadOptions{}, [&](Object&& o) {
+      r.bodies.push_back(o.body());
+      eval.add(std::move(o));
+    }, diags, 0, 0, syntax);
+    eval.add_diagnostics(std::move(diags));
+    const Result result = eval.finish();
+    for (const auto& f : result.findings) {
+      r.findings.push_back(std::to_string(f.pos.line) + ":" + std::to_string(f.pos.col) + " " + f.rule + " " + f.message);
+      if (f.severity == Severity::error) r.exit_code = 1;
+    }
+    for (const auto& d : result.diagnostics) r.diagnostic_lines.push_back(d.pos.line);
+    if (!result.diagnostics.empty()) r.exit_code = 2;
+    return r;
+  };
+  size_t compared = 0, refused = 0;
+  for (const auto& f : gpuguard::test::test_files(".json")) {
+    const std::string text = gpuguard::test::read_file(f);
+    CAPTURE(f.string());
+    const Report as_json = lint(text, Syntax::json);
+    const Report as_yaml = lint(text, Syntax::yaml);
+    CHECK(as_json.exit_code == as_yaml.exit_code);
+    if (as_json.exit_code == 2 || as_yaml.exit_code == 2) {
+      // Refused by both, where they found the first problem (the messages are each reader's own).
+      REQUIRE(!as_json.diagnostic_lines.empty());
+      REQUIRE(!as_yaml.diagnostic_lines.empty());
+      CHECK(as_json.diagnostic_lines.front() == as_yaml.diagnostic_lines.front());
+      ++refused;
+      continue;
+    }
+    // The same objects (unless the file holds what YAML reads differently), so the same findings
+    // at the same places.
+    bool same_values = as_json.bodies.size() == as_yaml.bodies.size();
+    for (size_t i = 0; same_values && i < as_json.bodies.size(); ++i) same_values = identical(as_json.bodies[i], as_yaml.bodies[i]);
+    if (!same_values) continue;
+    CHECK(as_json.findings == as_yaml.findings);
+    CHECK(as_json.diagnostic_lines == as_yaml.diagnostic_lines);
+    ++compared;
+  }
+  CHECK(compared >= 10);
+  MESSAGE(compared << " JSON files linted alike both ways, " << refused << " refused by both");
 }
 
 TEST_CASE("which inputs are JSON: *.json, and any other input but *.yaml/*.yml that starts with '{'") {

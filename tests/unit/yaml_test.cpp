@@ -2,12 +2,17 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <ctime>
+#include <vector>
 #include <string>
 
 #include "engine/yaml_emit.h"
 #include "engine/yaml_load.h"
 #include "tests/support/support.h"
+
+#include <yaml.h>
 
 using namespace gpuguard::engine;
 
@@ -359,6 +364,187 @@ TEST_CASE("hostile: nesting deeper than the cap") {
   std::string block;
   for (int i = 0; i < 300; ++i) block += std::string(static_cast<size_t>(i), ' ') + "k:\n";
   CHECK(load(block).diags.size() == 1);
+}
+
+// CPU time of `f`, in seconds (not wall time: other processes on the machine do not count).
+template <class F>
+double cpu_seconds(F&& f) {
+  timespec a{}, b{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  f();
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  return static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec) * 1e-9;
+}
+
+TEST_CASE("hostile: deep flow nesting is refused before libyaml reads it, in linear time, with its place") {
+  // libyaml reads a flow nest in time quadratic in its depth (80 KB of '[' took 5-8.6 s in lint,
+  // 200 KB 25 s); the loader finds the nest first. A millisecond or so each here: the bound is
+  // generous (and more so under the sanitizers).
+  const double bound = gpuguard::test::kSanitized ? 10.0 : 1.0;
+  for (const std::string& nest : {std::string(40000, '['), std::string(200000, '{'), [] {
+                                    std::string m;
+                                    for (int i = 0; i < 100000; ++i) m += i % 2 ? "{a: " : "[";
+                                    return m;
+                                  }()}) {
+    const std::string text = "a: 1\n---\nkind: ConfigMap\ndata:\n  x: " + nest + "\n---\nb: 2\n";
+    Loaded l;
+    const double seconds = cpu_seconds([&] { l = load(text); });
+    CAPTURE(nest.substr(0, 8));
+    CHECK_MESSAGE(seconds < bound, "loading took " << seconds << " s");
+    REQUIRE(l.diags.size() == 1);
+    CHECK(l.diags[0].message.find("nesting deeper than 256 levels (the nesting limit)") != std::string::npos);
+    // The 257th bracket: line 5, after "  x: " and 256 brackets of the nest.
+    CHECK(l.diags[0].pos.line == 5);
+    const size_t per = nest.starts_with("[{") ? 0 : 1;
+    if (per == 1) CHECK(l.diags[0].pos.col == 6 + 256);
+    // The documents before and after it load.
+    REQUIRE(l.docs.size() == 2);
+    CHECK(l.docs[0].body()["a"] == json(1));
+    CHECK(l.docs[1].body()["b"] == json(2));
+  }
+  // Within the limit: 256 levels of flow style load (the loader's cap counts every level).
+  const std::string at_limit = std::string(256, '[') + std::string(256, ']');
+  auto ok = load(at_limit + "\n");
+  CHECK(ok.diags.empty());
+  CHECK(ok.docs.size() == 1);
+  auto over = load("[" + at_limit + "]\n");
+  REQUIRE(over.diags.size() == 1);
+  CHECK(over.diags[0].pos.col == 257);
+  // A JSON file: the JSON reader stops at its depth, and the YAML it then tries is refused as fast.
+  std::vector<YamlDocument> docs;
+  std::vector<Diagnostic> diags;
+  const std::string json_nest = std::string(200000, '[');
+  const double seconds = cpu_seconds([&] {
+    load_json_stream(json_nest, "t.json", YamlLimits{}, [&](YamlDocument&& d) { docs.push_back(std::move(d)); }, diags);
+  });
+  CHECK_MESSAGE(seconds < bound, "loading took " << seconds << " s");
+  REQUIRE(diags.size() == 1);
+  CHECK(diags[0].message == "invalid JSON: nesting deeper than 256 levels");
+  CHECK(diags[0].pos.col == 257);
+}
+
+TEST_CASE("deep flow nesting: brackets that are text are not counted") {
+  // 300 of each bracket (more than the limit), where YAML reads them as text; each document loads
+  // to the value written.
+  const std::string b(300, '['), c(300, '{'), e(300, ']');
+  struct Case {
+    std::string text;
+    std::string key;
+    std::string value;  // the string the key holds
+  };
+  const Case cases[] = {
+      {"v: \"" + b + "\"\n", "v", b},
+      {"v: \"a\\\"" + b + "\"\n", "v", "a\"" + b},
+      {"v: '" + c + "''" + b + "'\n", "v", c + "'" + b},
+      {"v: |\n  " + b + "\n  " + c + "\n", "v", b + "\n" + c + "\n"},
+      {"v: >-\n  " + b + "\n\n  x\n", "v", b + "\nx"},
+      {"v: |2\n   " + b + "\n", "v", " " + b + "\n"},
+      {"- |\n  " + b + "\n- x\n", "", ""},
+      {"v:\n  |\n  " + b + "\n", "v", b + "\n"},
+      {"v: a" + b + "\n", "v", "a" + b},
+      {"v: a " + b + " " + c + "\n", "v", "a " + b + " " + c},
+      {"v: some text\n  " + b + "\n  more\n", "v", "some text " + b + " more"},
+      {"- k: x\n  v: text\n    " + b + "\n", "", ""},
+      {"# " + b + "\nv: 1 # " + c + "\n", "", ""},
+      {"v: !<tag:yaml.org,2002:str> " + std::string("x") + "\nw: \"" + b + "\"\n", "w", b},
+      {"%TAG !e! tag:example.com,2000:" + b + "\n---\nv: \"" + b + "\"\n", "v", b},
+      {"v: [\"" + b + "\", '" + c + "', a, \"" + e + "\"]\n", "", ""},
+      {"v: {k: \"" + b + "\"}\n", "", ""},
+      {"v: \"multi\n  line " + b + "\n  end\"\n", "v", "multi line " + b + " end"},
+      {"v: &anchor \"" + b + "\"\nw: *anchor\n", "w", b},
+      {"? \"" + b + "\"\n: x\n", "", ""},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.text.substr(0, 60));
+    auto l = load(k.text);
+    for (const auto& d : l.diags) CHECK_MESSAGE(d.message.find("nesting deeper") == std::string::npos, d.message);
+    CHECK(l.docs.size() == 1);
+    if (!k.key.empty() && l.docs.size() == 1) CHECK(l.docs[0].body()[k.key] == json(k.value));
+  }
+}
+
+TEST_CASE("deep flow nesting: the loader refuses exactly what libyaml nests past the limit") {
+  // Generated documents that mix flow collections (some past the limit) with brackets in text:
+  // whenever libyaml reads a document to its end, its deepest flow nesting decides whether the
+  // loader refuses it. (libyaml reads each here: its nests are at most 300 deep.)
+  uint64_t seed = 42;
+  auto next = [&](uint64_t n) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (seed >> 33) % n;
+  };
+  auto brackets = [&](size_t n) {
+    std::string s;
+    for (size_t i = 0; i < n; ++i) s += next(2) ? '[' : '{';
+    return s;
+  };
+  auto nest = [&](size_t depth) {
+    std::string open, close;
+    for (size_t i = 0; i < depth; ++i) {
+      if (next(2)) {
+        open += "[";
+        close.insert(close.begin(), ']');
+      } else {
+        open += "{k: ";
+        close.insert(close.begin(), '}');
+      }
+    }
+    return open + "x" + close;
+  };
+  size_t refused = 0, loaded = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int parts = 1 + static_cast<int>(next(6));
+    for (int p = 0; p < parts; ++p) {
+      const std::string key = "k" + std::to_string(p) + ": ";
+      switch (next(9)) {
+        case 0: text += key + nest(250 + next(12)) + "\n"; break;
+        case 1: text += key + "\"" + brackets(300) + "\"\n"; break;
+        case 2: text += key + "'" + brackets(300) + "'\n"; break;
+        case 3: text += key + "|\n  " + brackets(300) + "\n  " + brackets(10) + "\n"; break;
+        case 4: text += key + "text" + brackets(300) + "\n"; break;
+        case 5: text += key + "text\n  " + brackets(300) + "\n"; break;
+        case 6: text += "# " + brackets(300) + "\n"; break;
+        case 7: text += key + "\n  - " + nest(next(5)) + "\n  - \"" + brackets(300) + "\"\n"; break;
+        default: text += key + "[" + nest(next(3)) + ", \"" + brackets(300) + "\", plain" + brackets(3) + "x]\n"; break;
+      }
+    }
+    // libyaml's deepest flow nesting, if it reads the document to its end.
+    yaml_parser_t parser;
+    REQUIRE(yaml_parser_initialize(&parser));
+    yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+    int depth = 0, deepest = 0;
+    std::vector<bool> open;  // the collections open: flow or block
+    bool read = false;
+    for (;;) {
+      yaml_event_t ev;
+      if (!yaml_parser_parse(&parser, &ev)) break;
+      const yaml_event_type_t type = ev.type;
+      if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+        const bool flow = type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE
+                                                            : ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE;
+        open.push_back(flow);
+        if (flow) deepest = std::max(deepest, ++depth);
+      } else if ((type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) && !open.empty()) {
+        if (open.back()) --depth;
+        open.pop_back();
+      }
+      yaml_event_delete(&ev);
+      if (type == YAML_STREAM_END_EVENT) {
+        read = true;
+        break;
+      }
+    }
+    yaml_parser_delete(&parser);
+    if (!read) continue;
+    CAPTURE(text);
+    auto l = load(text);
+    bool deep = false;
+    for (const auto& d : l.diags) deep |= d.message.find("flow collections") != std::string::npos;
+    CHECK(deep == (deepest > 256));
+    (deep ? refused : loaded) += 1;
+  }
+  CHECK(refused > 20);
+  CHECK(loaded > 20);
 }
 
 TEST_CASE("hostile: a scalar over the limit") {
