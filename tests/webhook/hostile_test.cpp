@@ -42,6 +42,14 @@ long status_kib(int pid, const char* field) {
 }
 long peak_kib(int pid) { return status_kib(pid, "VmHWM"); }
 
+// Whether the server's peak RSS stayed under the chart's limit (not judged under the sanitizers,
+// whose shadow memory and quarantine multiply it on purpose).
+bool under_chart_limit(int pid) {
+  const long peak = peak_kib(pid);
+  MESSAGE("peak RSS " << peak / 1024 << " MiB");
+  return test::kSanitized || peak < kChartLimitKiB;
+}
+
 // CPU seconds a process has used (user + system), from /proc/PID/stat.
 double cpu_seconds(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -179,7 +187,7 @@ TEST_CASE("slow clients, a byte at a time, are cut at the request deadline and n
     CHECK(r["oldest_open"].get<double>() <= 3.5);
   }
   CHECK(wh.metric(R"(gpuguard_http_connections_closed_total{reason="request-timeout"})") > 0);
-  CHECK(peak_kib(wh.proc->pid()) < kChartLimitKiB);
+  CHECK(under_chart_limit(wh.proc->pid()));
 }
 
 TEST_CASE("at the connection limit, the connections that waited longest make room: no lockout") {
@@ -194,7 +202,7 @@ TEST_CASE("at the connection limit, the connections that waited longest make roo
   during_probe(wh, {{"idle", host(), port, wh.ca(), "150", "6"}, {"slow-headers", host(), port, wh.ca(), "50", "0.5", "6"}},
                "200 connections against a limit of 32");
   CHECK(wh.metric(R"(gpuguard_http_connections_closed_total{reason="evicted"})") > 0);
-  CHECK(peak_kib(wh.proc->pid()) < kChartLimitKiB);
+  CHECK(under_chart_limit(wh.proc->pid()));
 }
 
 TEST_CASE("512 slow clients against the default limits: /healthz and /validate answered throughout") {
@@ -205,7 +213,7 @@ TEST_CASE("512 slow clients against the default limits: /healthz and /validate a
   Webhook wh;
   const std::string port = std::to_string(wh.port);
   during_probe(wh, {{"slow-headers", host(), port, wh.ca(), "512", "1", "6"}}, "512 slow request lines");
-  CHECK(peak_kib(wh.proc->pid()) < kChartLimitKiB);
+  CHECK(under_chart_limit(wh.proc->pid()));
 }
 
 TEST_CASE("idle connections and stalled handshakes are closed at their timeouts") {
@@ -226,7 +234,7 @@ TEST_CASE("idle connections and stalled handshakes are closed at their timeouts"
   CHECK(wh.metric(R"(gpuguard_http_connections_closed_total{reason="handshake-timeout"})") +
             wh.metric(R"(gpuguard_http_connections_closed_total{reason="evicted"})") >
         0);
-  CHECK(peak_kib(wh.proc->pid()) < kChartLimitKiB);
+  CHECK(under_chart_limit(wh.proc->pid()));
 }
 
 TEST_CASE("headers past the limits: 431 after 16 KiB, whatever follows; memory unchanged") {
@@ -257,7 +265,7 @@ TEST_CASE("headers past the limits: 431 after 16 KiB, whatever follows; memory u
   INFO(r.dump());
   REQUIRE(!r["statuses"].empty());
   CHECK(r["statuses"][0] == "HTTP/1.1 431 Request Header Fields Too Large");
-  CHECK(status_kib(wh.proc->pid(), "VmRSS") - before < 16 * 1024);
+  if (!test::kSanitized) CHECK(status_kib(wh.proc->pid(), "VmRSS") - before < 16 * 1024);
   CHECK(wh.metric(R"(gpuguard_admission_invalid_requests_total{reason="header-too-large"})") >= 3);
 }
 
@@ -306,7 +314,7 @@ TEST_CASE("large reviews: memory held within the budget, under the chart's limit
   }
   const long peak = peak_kib(wh.proc->pid());
   MESSAGE("peak RSS with six large reviews: " << peak / 1024 << " MiB");
-  CHECK(peak < kChartLimitKiB);
+  if (!test::kSanitized) CHECK(peak < kChartLimitKiB);
 }
 
 TEST_CASE("TLS key exchange on elliptic curves only: an ffdhe8192 ClientHello is refused cheaply") {
@@ -466,6 +474,54 @@ TEST_CASE("a tenant exempting itself by annotation: denied by default; exempted 
     CHECK(exempted.find("gpu-request-limit-mismatch") != std::string::npos);
     CHECK(wh.metric(R"(gpuguard_admission_exemptions_total{rule="gpu-request-limit-mismatch"})") == 1);
   }
+}
+
+}  // TEST_SUITE
+
+TEST_SUITE("hostile-webhook") {
+
+TEST_CASE("a Volcano Job built for super-linear rule work is answered in linear time") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  Webhook wh;
+  // 9,000 tasks in a dependsOn chain whose last task depends on every other: 8,999 cycles, each
+  // through a different first task and as long as the rest of the chain, the shape that made the
+  // cycle search build (and report) every cycle whole. This 1.2 MB job took 25 s before (0.12 s
+  // now); the issue's 1.56 MB one took 3.3 s.
+  const int n = 9000;
+  json tasks = json::array();
+  for (int i = 0; i < n; ++i) {
+    json deps = json::array();
+    if (i + 1 < n) deps.push_back("t" + std::to_string(i + 1));
+    else
+      for (int k = 0; k + 1 < n; ++k) deps.push_back("t" + std::to_string(k));
+    tasks.push_back({{"name", "t" + std::to_string(i)},
+                     {"replicas", 1},
+                     {"dependsOn", {{"name", deps}}},
+                     {"template", {{"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}}}});
+  }
+  json job = {{"apiVersion", "batch.volcano.sh/v1alpha1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", "deep"}, {"namespace", "ml"}}},
+              {"spec", {{"minAvailable", 1}, {"schedulerName", "volcano"}, {"tasks", tasks}}}};
+  json review = review_of(job);
+  review["request"]["kind"] = {{"group", "batch.volcano.sh"}, {"version", "v1alpha1"}, {"kind", "Job"}};
+  const std::string body = review.dump();
+  REQUIRE(body.size() > 1'000'000);
+  auto f = wh.write("deep.json", body);
+  Probe probe(wh);
+  const auto t0 = Clock::now();
+  auto [code, answer] = wh.curl("/validate", f.string(), {"--max-time", "30"});
+  const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+  probe.stop();
+  probe.check("a 1.2 MB Volcano Job");
+  INFO(answer.substr(0, 500));
+  CHECK(code == 200);
+  CHECK(answer.find("\"allowed\":false") != std::string::npos);  // the cycles are an error Volcano refuses
+  MESSAGE("a " << body.size() / 1024 << " KiB Volcano Job with " << n - 1 << " cycles answered in " << took << " s");
+  CHECK(took < (test::kSanitized ? 10.0 : 2.0));
 }
 
 }  // TEST_SUITE
