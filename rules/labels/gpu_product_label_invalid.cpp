@@ -338,6 +338,8 @@ spec:
   const RuleInfo& info() const override { return info_; }
   std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
 
+  // Linear in the templates' label requirements: each value is compared with the catalog of
+  // known products (a fixed list) and the config's extraProducts.
   void check(const Object& obj, CheckContext& ctx) const override {
     const auto& extra = ctx.params().strings("extraProducts");
     for (const auto& t : pod_templates(obj))

@@ -1,6 +1,7 @@
 // kueue-queue-name-missing: a GPU workload in a Kueue-managed namespace without a queue label.
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "engine/inventory.h"
 #include "rules/all.h"
@@ -197,12 +198,30 @@ spec:
     const auto& listed = ctx.params().strings("kueueNamespaces");
     const json* defaults = member(ctx.params().values(), "defaultQueues");
     const bool defaulting = ctx.params().boolean("kueueDefaulting");
+    // Each namespace's LocalQueues are looked at once, whatever its workloads: linear in the
+    // workloads and the queues.
+    struct Queues {
+      size_t count = 0;
+      bool has_default = false;
+      std::string names;  // the first three, and how many more
+    };
+    std::unordered_map<std::string_view, Queues> by_namespace;
     for (const auto& u : st->unlabelled) {
       const std::string& ns = u.ref.namespace_();
-      auto queues = inv.list("kueue.x-k8s.io", "LocalQueue", ns);
+      auto found = by_namespace.find(ns);
+      if (found == by_namespace.end()) {
+        const auto queues = inv.list("kueue.x-k8s.io", "LocalQueue", ns);
+        Queues q;
+        q.count = queues.size();
+        q.has_default = std::any_of(queues.begin(), queues.end(), [](const Object* x) { return x->name == "default"; });
+        for (size_t i = 0; i < queues.size() && i < 3; ++i) q.names += (q.names.empty() ? "" : ", ") + queues[i]->name;
+        if (queues.size() > 3) q.names += " and " + std::to_string(queues.size() - 3) + " more";
+        found = by_namespace.emplace(ns, std::move(q)).first;
+      }
+      const Queues& queues = found->second;
       const bool is_listed = std::find(listed.begin(), listed.end(), ns) != listed.end();
-      if (!is_listed && queues.empty()) continue;
-      const bool has_default = std::any_of(queues.begin(), queues.end(), [](const Object* q) { return q->name == "default"; });
+      if (!is_listed && queues.count == 0) continue;
+      const bool has_default = queues.has_default;
       std::string queue, from;
       if (auto q = defaults ? string_at(*defaults, ns) : std::nullopt; q && !q->empty()) {
         queue = std::string(*q);
@@ -213,11 +232,8 @@ spec:
         from = "the namespace's LocalQueue named default (Kueue's LocalQueueDefaulting is off: kueueDefaulting=false)";
       }
       std::string why;
-      if (!queues.empty()) {
-        std::string names;
-        for (size_t i = 0; i < queues.size() && i < 3; ++i) names += (names.empty() ? "" : ", ") + queues[i]->name;
-        if (queues.size() > 3) names += " and " + std::to_string(queues.size() - 3) + " more";
-        why = "namespace " + ns + " has LocalQueue" + (queues.size() == 1 ? " " : "s ") + names;
+      if (queues.count > 0) {
+        why = "namespace " + ns + " has LocalQueue" + (queues.count == 1 ? " " : "s ") + queues.names;
       } else {
         why = "namespace " + ns + " is listed in kueueNamespaces";
       }

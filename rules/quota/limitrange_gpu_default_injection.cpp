@@ -200,6 +200,9 @@ spec:
     }
   }
 
+  // Per namespace, each resource its LimitRanges default against each template's containers (a
+  // binary search of each container's resources): as many steps as the findings it may make, one
+  // per template and resource.
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
     auto& state = *static_cast<State*>(ctx.state());
