@@ -246,7 +246,9 @@ class Runtime {
     // the operator's grant, and is audited as such).
     if (!outcome.exempted.empty()) {
       const auto exempted_rules = outcome.exempted_rules();
-      for (const auto& rule : exempted_rules) metrics_.exempted(rule);
+      // Counted on /validate only: every object /mutate sees reaches /validate too.
+      if (endpoint == Endpoint::validate)
+        for (const auto& rule : exempted_rules) metrics_.exempted(rule);
       json which = json::array();
       for (const auto& x : outcome.exempted) {
         if (which.size() == Log::kMaxFindings) break;
