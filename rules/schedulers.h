@@ -1,0 +1,133 @@
+#pragma once
+// What other schedulers and controllers do with a workload, for the rules that ask for a property
+// (one zone, a gang, a priority) and must accept each scheduler's own way of giving it. Header only.
+//
+// KAI Scheduler (NVIDIA/KAI-Scheduler @72de64fc, v0.13.0-rc1+142; the pod-grouper and scheduler
+// files named below, read at that commit):
+// - It takes the pods whose `schedulerName` is its name, `kai-scheduler` by default
+//   (`DefaultSchedulerName`, pkg/common/constants/constants.go; the pod-grouper skips other pods,
+//   pkg/podgrouper/pod_controller.go).
+// - Its pod-grouper makes the PodGroups (pkg/podgrouper/podgrouper/hub/hub.go picks a grouper per
+//   top-owner kind): a Kubeflow PyTorchJob, TFJob, MPIJob, JAXJob or XGBoostJob is one PodGroup of
+//   minMember = its replicas or `runPolicy.schedulingPolicy.minAvailable`
+//   (plugins/kubeflow/distributed_common.go); a JobSet one per replicated job (the default
+//   `startupPolicyOrder` InOrder) or one for all (plugins/jobset/jobset_grouper.go); a
+//   LeaderWorkerSet one per group of minMember = size (LeaderCreated; under LeaderReady the leader
+//   alone first, then the group: plugins/leaderworkerset/lws_grouper.go); a RayCluster, RayJob or
+//   RayService one of minMember = head + minimum workers (plugins/ray/ray_grouper.go). A batch Job,
+//   a CronJob's Jobs and a Deployment get one PodGroup *per pod* (plugins/job/job_grouper.go,
+//   plugins/deployment/deployment_grouper.go; docs/batch/README.md: "scheduled separately"); a
+//   StatefulSet, a ReplicaSet, a PaddleJob and any kind without a grouper one PodGroup of
+//   minMember 1 (plugins/defaultgrouper/default_grouper.go).
+// - Priority: the label `priorityClassName` on an owner, else on the pod, else the pod's
+//   `spec.priorityClassName`; a name that is not a PriorityClass is logged and skipped, and the
+//   kind's default class is used (`train`; `inference` for a Deployment; `build` for a Notebook)
+//   (calcPodGroupPriorityClass, calcPriorityClassWithDefaults in default_grouper.go; docs/priority).
+// - Topology: the top owner's annotations `kai.scheduler/topology` (a Topology's name) and
+//   `kai.scheduler/topology-required-placement` / `-preferred-placement` (a level's node label) go to
+//   the PodGroup (default_grouper.go GetPodGroupMetadata). Without `kai.scheduler/topology` no
+//   constraint applies (getJobTopology, pkg/scheduler/plugins/topology/job_filtering.go); with a
+//   required level, the PodGroup's pending pods are kept in the domain of its running ones
+//   (getRelevantDomainsWithAllocatedPods, same file). Preferred is a score only (docs/topology).
+
+#include <string>
+#include <string_view>
+
+#include "engine/node.h"
+#include "engine/object.h"
+#include "engine/podspec.h"
+
+namespace gpuguard::rules::sched {
+
+inline constexpr std::string_view kKaiDefaultScheduler = "kai-scheduler";
+inline constexpr std::string_view kKaiQueueLabel = "kai.scheduler/queue";
+inline constexpr std::string_view kKaiPriorityLabel = "priorityClassName";
+inline constexpr std::string_view kKaiTopology = "kai.scheduler/topology";
+inline constexpr std::string_view kKaiRequiredPlacement = "kai.scheduler/topology-required-placement";
+inline constexpr std::string_view kKaiPreferredPlacement = "kai.scheduler/topology-preferred-placement";
+
+// The parameter the rules that know KAI take for its scheduler name.
+inline constexpr std::string_view kKaiSchedulerParam = "kaiScheduler";
+inline constexpr std::string_view kKaiSchedulerParamDoc =
+    "KAI Scheduler's name (its `schedulerName`); \"\" when KAI does not run in the cluster";
+
+namespace detail {
+
+inline bool is_kubeflow_job(const engine::Object& obj) {
+  if (obj.gvk.group != "kubeflow.org") return false;
+  const std::string& k = obj.gvk.kind;
+  return k == "PyTorchJob" || k == "TFJob" || k == "MPIJob" || k == "JAXJob" || k == "XGBoostJob" || k == "PaddleJob";
+}
+
+inline bool non_empty_string(engine::Node n) { return n.is_string() && !n.str().empty(); }
+
+}  // namespace detail
+
+// The scheduler a pod template names ("" when none).
+[[nodiscard]] inline std::string_view template_scheduler(const engine::PodTemplate& t) {
+  return engine::string_at(t.spec, "schedulerName").value_or("");
+}
+
+// Whether the template's pods go to KAI: it names KAI's scheduler, or (a Ray object) KubeRay's KAI
+// batch scheduler is asked for by its queue label: that plugin sets the pods' schedulerName
+// (ray-project/kuberay v1.7.0 batchscheduler/kai-scheduler/kai_scheduler.go AddMetadataToChildResource).
+[[nodiscard]] inline bool kai_template(const engine::Object& obj, const engine::PodTemplate& t, std::string_view kai) {
+  if (kai.empty()) return false;
+  if (template_scheduler(t) == kai) return true;
+  return obj.gvk.group == "ray.io" && detail::non_empty_string(obj.label(kKaiQueueLabel));
+}
+
+// Whether KAI schedules the workload: every pod template that requests GPUs goes to KAI (every
+// template when none does), and at least one template exists.
+[[nodiscard]] inline bool kai_scheduled(const engine::Object& obj, std::string_view kai, const engine::ResourceMatcher& gpus) {
+  if (kai.empty()) return false;
+  const auto& templates = engine::pod_templates(obj);
+  if (templates.empty()) return false;
+  bool any_gpu = false;
+  for (const auto& t : templates) any_gpu = any_gpu || engine::requests_gpu(t, gpus);
+  for (const auto& t : templates)
+    if ((!any_gpu || engine::requests_gpu(t, gpus)) && !kai_template(obj, t, kai)) return false;
+  return true;
+}
+
+// How KAI's pod-grouper groups a kind's pods.
+enum class KaiGrouping : uint8_t {
+  gang,         // one PodGroup for the workload (or for each JobSet replicated job / LWS group), minMember = its pods
+  one_group,    // one PodGroup of minMember 1 for all the workload's pods
+  per_pod,      // one PodGroup per pod
+};
+
+[[nodiscard]] inline KaiGrouping kai_grouping(const engine::Object& obj) {
+  if (detail::is_kubeflow_job(obj)) return obj.gvk.kind == "PaddleJob" ? KaiGrouping::one_group : KaiGrouping::gang;
+  if (obj.is("jobset.x-k8s.io", "JobSet") || obj.is("leaderworkerset.x-k8s.io", "LeaderWorkerSet") || obj.gvk.group == "ray.io")
+    return KaiGrouping::gang;
+  if (obj.is("batch", "Job") || obj.is("batch", "CronJob") || obj.is("apps", "Deployment") || obj.is("", "Pod"))
+    return KaiGrouping::per_pod;
+  return KaiGrouping::one_group;
+}
+
+// The class KAI takes from its label: on the workload, else on the template ("" when neither).
+[[nodiscard]] inline std::string kai_priority_label(const engine::Object& obj, const engine::PodTemplate& t) {
+  if (auto v = engine::string_at(member(obj.metadata(), "labels"), kKaiPriorityLabel); v && !v->empty()) return std::string(*v);
+  if (auto v = engine::string_at(member(t.metadata(), "labels"), kKaiPriorityLabel); v && !v->empty()) return std::string(*v);
+  return "";
+}
+
+// LeaderWorkerSet (kubernetes-sigs/lws @060ab4da, v0.10.0+11): `spec.leaderWorkerTemplate.size`
+// (default 1) pods a group, `spec.replicas` (default 1) groups, `spec.startupPolicy` LeaderCreated
+// (default) or LeaderReady (api/leaderworkerset/v1/leaderworkerset_types.go).
+inline constexpr std::string_view kLwsExclusiveTopology = "leaderworkerset.sigs.k8s.io/exclusive-topology";
+inline constexpr std::string_view kLwsSubGroupExclusiveTopology = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology";
+
+[[nodiscard]] inline bool is_lws(const engine::Object& obj) { return obj.is("leaderworkerset.x-k8s.io", "LeaderWorkerSet"); }
+
+[[nodiscard]] inline int64_t lws_size(const engine::Object& obj) {
+  const engine::Node n = engine::path(obj.root(), {"spec", "leaderWorkerTemplate", "size"});
+  return engine::as_int(n).value_or(1);
+}
+
+[[nodiscard]] inline bool lws_leader_ready(const engine::Object& obj) {
+  return engine::string_at(member(obj.root(), "spec"), "startupPolicy") == std::optional<std::string_view>("LeaderReady");
+}
+
+}  // namespace gpuguard::rules::sched
