@@ -2,6 +2,7 @@
 
 #include "rules/all.h"
 #include "rules/gang/membership.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules {
 
@@ -26,7 +27,13 @@ class GangPriorityClassMissing final : public Rule {
         "- Volcano Job: `spec.priorityClassName` (copied into its PodGroup; a task template's "
         "`priorityClassName` orders pods inside the job, not the job among others).\n"
         "- Kubeflow training job: `runPolicy.schedulingPolicy.priorityClass`, a `priorityClassName` in "
-        "its pod templates, or Kueue's `kueue.x-k8s.io/priority-class` label.\n\n"
+        "its pod templates, or Kueue's `kueue.x-k8s.io/priority-class` label; when its pods go to KAI "
+        "Scheduler (`kaiScheduler`), also the label `priorityClassName` on the job or on a pod template, "
+        "which KAI reads before the pods' `spec.priorityClassName` (NVIDIA/KAI-Scheduler "
+        "`docs/priority/README.md`, calcPodGroupPriorityClass in "
+        "`pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go` @72de64fc, v0.13.0-rc1+142). "
+        "Without any, KAI gives the job its default class for the kind, `train` (50, preemptible), and the "
+        "message says so.\n\n"
         "A scheduler-plugins PodGroup has no priority field (its pods carry theirs) and is not checked. "
         "With `gpuOnly` (the default) only Volcano Jobs and training jobs that request GPUs are checked.";
     info_.remediation =
@@ -38,14 +45,23 @@ class GangPriorityClassMissing final : public Rule {
     info_.params = {
         ParamSpec{"gpuOnly", ParamType::boolean, true, "check Volcano Jobs and training jobs only when they request GPUs",
                   std::nullopt, std::nullopt},
+        ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
+                  std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
     };
+    // NOLINTBEGIN(bugprone-suspicious-missing-comma): each fact is one string, written over several lines.
     info_.facts = {
         "Seed 9.4 (design.md §1): PodGroup key parameters `minMember`, `queue`, `priorityClassName`, `minResources`; "
         "9.5: preemption through PriorityClasses.",
         "facts/kubernetes-and-queues.md §2 — Volcano PodGroup and vcjob `priorityClassName`; §5 — Kubeflow "
         "`runPolicy.schedulingPolicy.priorityClass`; §3 — Kueue's `kueue.x-k8s.io/priority-class` label; "
         "§1.4 — a pod without a class gets the globalDefault's value, or 0.",
+        "facts/modern-stack.md §2 — KAI priority: the label `priorityClassName` on the workload or the pod, else "
+        "`spec.priorityClassName`; a name that is not a PriorityClass is skipped for the kind's default (read in "
+        "`default_grouper.go` calcPriorityClassWithDefaults at NVIDIA/KAI-Scheduler @72de64fc: [V]).",
+        "Re-verified for the training operator at kubeflow/trainer v1.9.4 (4445c12a, 2026-08-18): "
+        "`pkg/controller.v1/common/job.go` ReconcileJobs gives the PodGroup `schedulingPolicy.priorityClass`.",
     };
+    // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup
 metadata:
@@ -95,6 +111,17 @@ spec:
     if (set(obj.label("kueue.x-k8s.io/priority-class"))) return;
     for (const auto& t : pod_templates(obj))
       if (set(member(t.spec, "priorityClassName"))) return;
+    const bool kai = sched::kai_scheduled(obj, ctx.params().string(sched::kKaiSchedulerParam), ctx.settings().gpu_resources);
+    if (kai)
+      for (const auto& t : pod_templates(obj))
+        if (!sched::kai_priority_label(obj, t).empty()) return;
+    if (kai) {
+      ctx.report(at, "training job has no priority class (the label priorityClassName on the job or a pod template, which KAI "
+                     "Scheduler reads first, runPolicy.schedulingPolicy.priorityClass, a pod template's priorityClassName, or "
+                     "the kueue.x-k8s.io/priority-class label): KAI gives it its default class for the kind (train, "
+                     "preemptible); set one");
+      return;
+    }
     ctx.report(at, "training job has no priority class (runPolicy.schedulingPolicy.priorityClass, a pod template's "
                    "priorityClassName, or the kueue.x-k8s.io/priority-class label): it runs and is preempted with the "
                    "default priority; set one");

@@ -3,6 +3,7 @@
 #include "engine/inventory.h"
 #include "rules/all.h"
 #include "rules/gang/membership.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules {
 
@@ -42,7 +43,10 @@ class GangQueueMissing final : public Rule {
         "Kubeflow jobs are checked when they may be gang scheduled through Volcano: they have "
         "`runPolicy.schedulingPolicy` (the operator copies `schedulingPolicy.queue` into the Volcano "
         "PodGroup it creates with `--gang-scheduler-name=volcano`; with scheduler-plugins the queue is "
-        "unused and the finding can be ignored), or pods with `schedulerName: volcano`. Volcano's PodGroup mutating webhook replaces "
+        "unused and the finding can be ignored), or pods with `schedulerName: volcano`; not when their "
+        "pods go to KAI Scheduler (`kaiScheduler`), whose queue is the label `kai.scheduler/queue` on "
+        "the workload or the pod, else its `project` label, else `default-queue` (NVIDIA/KAI-Scheduler "
+        "`pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go` CalcPodGroupQueue @72de64fc). Volcano's PodGroup mutating webhook replaces "
         "`default` with the namespace's annotation `scheduling.volcano.sh/queue-name`; when that "
         "Namespace is in the input and carries the annotation, the rule is silent. With `gpuOnly` "
         "(the default) only Volcano Jobs and Kubeflow jobs that request GPUs are checked; PodGroups "
@@ -57,6 +61,8 @@ class GangQueueMissing final : public Rule {
     info_.params = {
         ParamSpec{"gpuOnly", ParamType::boolean, true, "check Volcano Jobs and Kubeflow jobs only when they request GPUs",
                   std::nullopt, std::nullopt},
+        ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
+                  std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
     };
     info_.facts = {
         "Seed 9.4 (design.md §1): PodGroup key parameters `minMember`, `queue`, `priorityClassName`, `minResources`.",
@@ -91,7 +97,7 @@ spec:
   void check(const Object& obj, CheckContext& ctx) const override {
     auto* st = static_cast<State*>(ctx.state());
     const bool gpu_only = ctx.params().boolean("gpuOnly");
-    auto pend = [&](std::string pointer, std::string message) {
+    auto pend = [&](const std::string& pointer, std::string message) {
       st->pending.push_back(Pending{ctx.ref(), pointer, ctx.position_of(pointer), std::move(message)});
     };
     auto empty_at = [](Node j) { return !j || (j.is_string() && j.str().empty()); };
@@ -115,6 +121,8 @@ spec:
     const Node sp = path(root, {"spec", "runPolicy", "schedulingPolicy"});
     bool volcano_pods = false;
     for (const auto& t : pod_templates(obj)) volcano_pods = volcano_pods || gang::scheduler_name(t) == "volcano";
+    // Pods that go to KAI Scheduler: Volcano never sees the job, and KAI's queue is its label.
+    if (!volcano_pods && sched::kai_scheduled(obj, ctx.params().string(sched::kKaiSchedulerParam), ctx.settings().gpu_resources)) return;
     if (sp.is_object()) {
       if (empty_at(member(sp, "queue")))
         pend("/spec/runPolicy/schedulingPolicy",

@@ -3,6 +3,7 @@
 #include "rules/all.h"
 #include "rules/gang/membership.h"
 #include "rules/gang/podgroups.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules {
 
@@ -27,35 +28,57 @@ class GangSchedulingMissing final : public Rule {
         "Scheduling: all pods of a distributed job are scheduled together or not at all\").\n\n"
         "The rule looks at multi-pod GPU workloads: Kubeflow training jobs (PyTorchJob, TFJob, MPIJob, "
         "JAXJob, PaddleJob, XGBoostJob) and JobSets with more than one pod, RayClusters and RayJobs with "
-        "GPU workers, Jobs and CronJobs with `parallelism` > 1 and StatefulSets with more than one "
-        "replica, all requesting GPUs. Any of these makes a workload a gang:\n\n"
+        "GPU workers, Jobs and CronJobs with `parallelism` > 1, StatefulSets with more than one "
+        "replica, and LeaderWorkerSets whose groups have more than one pod (`leaderWorkerTemplate.size` > 1: "
+        "a group serves one model across its pods, and a group short of a pod idles the GPUs of the "
+        "others), all requesting GPUs. Any of these makes a workload a gang:\n\n"
         "- Volcano: a pod template with the annotation `scheduling.k8s.io/group-name` (its PodGroup), "
         "or `schedulerName: volcano` with the workload annotation `scheduling.volcano.sh/group-min-member` "
         "(Volcano then creates the PodGroup with that minMember). `schedulerName: volcano` alone is "
         "not enough: the PodGroup Volcano creates for a plain workload has `minMember: 1`;\n"
         "- scheduler-plugins coscheduling: the pod label `scheduling.x-k8s.io/pod-group`;\n"
-        "- Kueue: the label `kueue.x-k8s.io/queue-name` (the workload is admitted all at once);\n"
+        "- Kueue: the label `kueue.x-k8s.io/queue-name` (the workload is admitted all at once; a "
+        "LeaderWorkerSet as one Workload per group);\n"
         "- Kubeflow: `runPolicy.schedulingPolicy` (or the parameter `kubeflowGangScheduling` when the "
         "training operator runs with `--gang-scheduler-name` and gangs every job);\n"
-        "- KubeRay: the RayCluster labels `ray.io/gang-scheduling-enabled`, `volcano.sh/queue-name`, "
-        "`kai.scheduler/queue` or `ray.io/scheduler-name` (or the parameter `kuberayBatchScheduler`).\n\n"
+        "- KubeRay: the RayCluster labels `ray.io/gang-scheduling-enabled`, `volcano.sh/queue-name` or "
+        "`kai.scheduler/queue` (or the parameter `kuberayBatchScheduler`: since v1.3 the operator's "
+        "`--batch-scheduler` gangs every cluster; `ray.io/scheduler-name`, read up to v1.2, is no longer "
+        "read: ray-project/kuberay `utils/constant.go`, `batchscheduler/schedulermanager.go` at v1.6.2 and "
+        "v1.7.0);\n"
+        "- KAI Scheduler: pods with `schedulerName: kai-scheduler` (`kaiScheduler`) of a kind its "
+        "pod-grouper gangs by itself: a Kubeflow PyTorchJob, TFJob, MPIJob, JAXJob or XGBoostJob, a "
+        "JobSet (one PodGroup per replicated job), a LeaderWorkerSet (one per group), a Ray cluster "
+        "(NVIDIA/KAI-Scheduler `pkg/podgrouper/podgrouper/plugins/*` @72de64fc, v0.13.0-rc1+142). KAI "
+        "schedules the pods of a batch Job or CronJob separately (one PodGroup per pod: `docs/batch`, "
+        "`plugins/job/job_grouper.go`) and gives a StatefulSet or a PaddleJob one PodGroup of minMember 1 "
+        "(the default grouper): those are reported, and the message says so;\n"
+        "- LeaderWorkerSet's Volcano provider: with the LWS controller's "
+        "`gangSchedulingManagement.schedulerProvider: volcano` (the parameter `lwsVolcanoGangScheduling`) "
+        "and the pods sent to Volcano (`schedulerName: volcano`), one PodGroup per group of minMember = "
+        "`size`. Under `startupPolicy: LeaderReady` that PodGroup has **minMember 1** (its minResources "
+        "still count the whole group), so Volcano binds the leader alone and the workers later: that is "
+        "reported (kubernetes-sigs/lws `pkg/schedulerprovider/volcano_provider.go` @060ab4da, v0.10.0+11).\n\n"
         "Volcano Jobs (`batch.volcano.sh`) are gangs by construction (their controller creates a "
-        "PodGroup with `minMember = minAvailable`) and are never reported. Deployments, "
-        "LeaderWorkerSets and RayServices (serving, whose replicas do not wait for each other) are not "
-        "checked. A Volcano PodGroup with `minMember: 0` (or none), which Volcano accepts and never "
-        "gangs, is reported here too, as is a scheduler-plugins PodGroup without `minMember`.";
+        "PodGroup with `minMember = minAvailable`) and are never reported. Deployments and RayServices "
+        "(serving, whose replicas do not wait for each other) are not checked. A Volcano PodGroup with "
+        "`minMember: 0` (or none), which Volcano accepts and never gangs, is reported here too, as is a "
+        "scheduler-plugins PodGroup without `minMember`.";
     info_.remediation =
         "Submit the job through Volcano (a Volcano Job, or the group annotation and `schedulerName: "
         "volcano`), label it for Kueue (`kueue.x-k8s.io/queue-name`), give a Kubeflow job "
-        "`runPolicy.schedulingPolicy` (with `minAvailable`, `queue`, `priorityClass`), or label the pods "
-        "for coscheduling. If your operators gang every job, set `kubeflowGangScheduling` / "
-        "`kuberayBatchScheduler`.";
+        "`runPolicy.schedulingPolicy` (with `minAvailable`, `queue`, `priorityClass`), label the pods "
+        "for coscheduling, or send its pods to KAI Scheduler if it is of a kind KAI gangs. A "
+        "LeaderWorkerSet: label it for Kueue, send its pods to KAI, or run the LWS controller with the "
+        "Volcano provider (`startupPolicy: LeaderCreated`). If your operators gang every job, set "
+        "`kubeflowGangScheduling` / `kuberayBatchScheduler` / `lwsVolcanoGangScheduling`.";
     info_.checks = {
         {"kubeflow.org", "PyTorchJob"}, {"kubeflow.org", "TFJob"},         {"kubeflow.org", "MPIJob"},
         {"kubeflow.org", "JAXJob"},     {"kubeflow.org", "XGBoostJob"},    {"kubeflow.org", "PaddleJob"},
         {"jobset.x-k8s.io", "JobSet"},  {"ray.io", "RayCluster"},          {"ray.io", "RayJob"},
         {"batch", "Job"},               {"batch", "CronJob"},              {"apps", "StatefulSet"},
         {"scheduling.volcano.sh", "PodGroup"}, {"scheduling.x-k8s.io", "PodGroup"},
+        {"leaderworkerset.x-k8s.io", "LeaderWorkerSet"},
     };
     info_.params = {
         ParamSpec{"kubeflowGangScheduling", ParamType::boolean, false,
@@ -64,7 +87,14 @@ class GangSchedulingMissing final : public Rule {
         ParamSpec{"kuberayBatchScheduler", ParamType::boolean, false,
                   "the KubeRay operator runs with `--batch-scheduler`, so every RayCluster is gang scheduled", std::nullopt,
                   std::nullopt},
+        ParamSpec{"lwsVolcanoGangScheduling", ParamType::boolean, false,
+                  "the LeaderWorkerSet controller runs with `gangSchedulingManagement.schedulerProvider: volcano`, so each group "
+                  "of a LeaderWorkerSet whose pods go to Volcano gets a PodGroup",
+                  std::nullopt, std::nullopt},
+        ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
+                  std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
     };
+    // NOLINTBEGIN(bugprone-suspicious-missing-comma): each fact is one string, written over several lines.
     info_.facts = {
         "Seed 9.4 (design.md §1): gang scheduling with a Volcano PodGroup or Kueue.",
         "facts/kubernetes-and-queues.md §2 — the Volcano annotation `scheduling.k8s.io/group-name`; the "
@@ -77,8 +107,19 @@ class GangSchedulingMissing final : public Rule {
         "Gang scheduling of Kubeflow jobs is an operator-wide switch: `JobController.ReconcileJobs` calls "
         "`CreateGang(job, replicas, runPolicy.SchedulingPolicy)` for every job when `EnableGangScheduling` "
         "is on, and `schedulingPolicy` only tunes the PodGroup (read in a kubeflow/common-derived copy in "
-        "the code index, not in training-operator release-1.9 itself), hence `kubeflowGangScheduling`.",
+        "the code index, not in training-operator release-1.9 itself), hence `kubeflowGangScheduling`. "
+        "Re-verified at kubeflow/trainer tag v1.9.4 (4445c12a, 2026-08-18, the current release of the v1 "
+        "`kubeflow.org` jobs; master is Trainer v2): `pkg/controller.v1/common/job.go` ReconcileJobs syncs a "
+        "PodGroup for every job whenever `EnableGangScheduling()` (minMember = all replicas unless "
+        "`schedulingPolicy.minAvailable`), and `control/podgroup_control.go` puts the Volcano group annotation "
+        "on the pods.",
+        "facts/modern-stack.md §2, §4 — what KAI and LeaderWorkerSet gang, read in the upstream code (see above): "
+        "KAI's groupers per kind at NVIDIA/KAI-Scheduler @72de64fc (the [I] \"min = group size under "
+        "LeaderCreated\" confirmed in `lws_grouper.go`; under LeaderReady the leader alone, then the group); the "
+        "LWS Volcano provider's minMember = size, 1 under LeaderReady, at kubernetes-sigs/lws @060ab4da "
+        "(`docs/examples/sample/gang-scheduling/README.md` says the same).",
     };
+    // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:
@@ -145,6 +186,10 @@ spec:
       return;
     }
     if (!in_scope(obj)) return;
+    if (sched::is_lws(obj)) {
+      check_lws(obj, ctx);
+      return;
+    }
     const auto& gpus = ctx.settings().gpu_resources;
     const auto& templates = pod_templates(obj);
     int64_t pods = 0;
@@ -159,7 +204,8 @@ spec:
     }
     if (!gpu || pods < 2) return;
     const Params& p = ctx.params();
-    if (gang::workload_membership(obj, p.boolean("kubeflowGangScheduling"), p.boolean("kuberayBatchScheduler"))) return;
+    const std::string kai = p.string(sched::kKaiSchedulerParam);
+    if (gang::workload_membership(obj, p.boolean("kubeflowGangScheduling"), p.boolean("kuberayBatchScheduler"), kai, &gpus)) return;
 
     std::string what = std::to_string(pods) + " GPU pods" + (parts.empty() ? "" : " (" + parts + ")");
     std::string how;
@@ -168,6 +214,14 @@ spec:
     if (volcano_alone)
       how = " schedulerName volcano without a group annotation is not enough: the PodGroup Volcano creates for it has "
             "minMember 1.";
+    if (sched::kai_scheduled(obj, kai, gpus)) {
+      if (sched::kai_grouping(obj) == sched::KaiGrouping::per_pod)
+        how += " KAI Scheduler schedules the pods of a " + obj.gvk.kind + " separately (one PodGroup per pod), and gangs only "
+               "Kubeflow jobs, JobSets, LeaderWorkerSets and Ray clusters.";
+      else
+        how += " KAI Scheduler gives a " + obj.gvk.kind + " one PodGroup of minMember 1, and gangs only Kubeflow PyTorch, "
+               "TF, MPI, JAX and XGBoost jobs, JobSets, LeaderWorkerSets and Ray clusters.";
+    }
     std::string remedy;
     if (is_kubeflow(obj))
       remedy = "give it runPolicy.schedulingPolicy (minAvailable, queue, priorityClass), label it kueue.x-k8s.io/queue-name, or "
@@ -186,7 +240,43 @@ spec:
   static bool in_scope(const Object& obj) {
     if (is_kubeflow(obj)) return true;
     return obj.is("jobset.x-k8s.io", "JobSet") || obj.is("ray.io", "RayCluster") || obj.is("ray.io", "RayJob") ||
-           obj.is("batch", "Job") || obj.is("batch", "CronJob") || obj.is("apps", "StatefulSet");
+           obj.is("batch", "Job") || obj.is("batch", "CronJob") || obj.is("apps", "StatefulSet") || sched::is_lws(obj);
+  }
+
+  // A LeaderWorkerSet: each group of `size` pods must be placed together.
+  static void check_lws(const Object& obj, CheckContext& ctx) {
+    const auto& gpus = ctx.settings().gpu_resources;
+    const int64_t size = sched::lws_size(obj);
+    if (size < 2 || !requests_gpu(obj, gpus)) return;
+    const int64_t groups = int_at(member(obj.root(), "spec"), "replicas").value_or(1);
+    if (groups < 1) return;
+    const Params& p = ctx.params();
+    const std::string kai = p.string(sched::kKaiSchedulerParam);
+    if (gang::workload_membership(obj, false, false, kai, &gpus)) return;
+    bool volcano = true;
+    for (const auto& t : pod_templates(obj)) volcano = volcano && gang::scheduler_name(t) == "volcano";
+    const std::string what = "LeaderWorkerSet groups of " + std::to_string(size) + " GPU pods (" + std::to_string(groups) +
+                             (groups == 1 ? " group)" : " groups)");
+    if (volcano && p.boolean("lwsVolcanoGangScheduling")) {
+      if (!sched::lws_leader_ready(obj)) return;
+      ctx.report("/spec/startupPolicy",
+                 what + " under startupPolicy LeaderReady: the PodGroup the LeaderWorkerSet's Volcano provider makes for each "
+                        "group has minMember 1 (its minResources still count the whole group), so Volcano binds the leader "
+                        "alone and the workers later, one at a time, and groups can each hold part of the GPUs. Use "
+                        "startupPolicy LeaderCreated (minMember = size), or KAI Scheduler, which gangs the workers once the "
+                        "leader runs");
+      return;
+    }
+    std::string how;
+    if (volcano)
+      how = " schedulerName volcano alone is not enough: without the LeaderWorkerSet controller's Volcano provider "
+            "(gangSchedulingManagement.schedulerProvider: volcano; then set lwsVolcanoGangScheduling), Volcano makes a "
+            "PodGroup of minMember 1 for each StatefulSet of a group.";
+    ctx.report("/spec", what + " and no gang scheduling: the scheduler binds a group's pods one at a time, so groups can each "
+                               "hold part of the GPUs and wait for ever for the rest." + how +
+                               " To gang it, label it kueue.x-k8s.io/queue-name (one Workload per group), send its pods to KAI "
+                               "Scheduler (schedulerName " + (kai.empty() ? std::string("kai-scheduler") : kai) +
+                               "), or run the LeaderWorkerSet controller with the Volcano provider and schedulerName volcano");
   }
 
   static void check_podgroup(const Object& obj, CheckContext& ctx) {

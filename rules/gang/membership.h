@@ -13,8 +13,12 @@
 //   labels or annotates the pods itself).
 // - A Volcano Job (`batch.volcano.sh` Job) is a gang by construction: its controller creates a
 //   PodGroup with `minMember = spec.minAvailable` for it.
-// - KubeRay: the RayCluster labels `ray.io/gang-scheduling-enabled` (YuniKorn), `volcano.sh/queue-name`
-//   (Volcano), `kai.scheduler/queue` (KAI), `ray.io/scheduler-name`.
+// - KubeRay: the RayCluster labels `ray.io/gang-scheduling-enabled` (YuniKorn, scheduler-plugins),
+//   `volcano.sh/queue-name` (Volcano), `kai.scheduler/queue` (KAI). Not `ray.io/scheduler-name`:
+//   it chose the batch scheduler per cluster up to KubeRay v1.2, nothing reads it since v1.3, and
+//   v1.6 dropped the constant (ray-project/kuberay `ray-operator/controllers/ray/utils/constant.go`
+//   at v1.2.2, v1.3.2, v1.5.0, v1.6.2, v1.7.0).
+// - KAI Scheduler: pods with its `schedulerName` of a kind its pod-grouper gangs (rules/schedulers.h).
 // - Volcano's own PodGroup for a plain workload (`schedulerName: volcano` without a group
 //   annotation) has `minMember: 1` unless the owner carries `scheduling.volcano.sh/group-min-member`
 //   (`getMinMemberFromUpperRes` in volcano `pkg/controllers/podgroup/pg_controller_handler.go`).
@@ -27,6 +31,7 @@
 #include "engine/node.h"
 #include "engine/object.h"
 #include "engine/podspec.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules::gang {
 
@@ -47,6 +52,7 @@ enum class Via : uint8_t {
   kueue,            // the Kueue queue label
   scheduling_policy,   // a Kubeflow job's runPolicy.schedulingPolicy
   ray_batch_scheduler, // a KubeRay batch-scheduler label
+  kai,              // pods that go to KAI Scheduler, of a kind its pod-grouper gangs
 };
 
 struct Membership {
@@ -98,10 +104,13 @@ inline bool is_kubeflow_job(const engine::Object& obj) {
 // Whether a workload is gang scheduled, by any of the mechanisms above: its kind, its own labels or
 // spec, or the metadata of one of its pod templates. `kubeflow_operator_gang` / `kuberay_batch_scheduler`
 // say that the operator was started with `--gang-scheduler-name` / `--batch-scheduler`, which gangs
-// every job of those kinds without any mark on the object.
+// every job of those kinds without any mark on the object; `kai` is KAI Scheduler's name ("" when
+// KAI is not considered) and `gpus` the GPU resources (KAI must take every GPU template's pods).
 [[nodiscard]] inline std::optional<Membership> workload_membership(const engine::Object& obj,
                                                                     bool kubeflow_operator_gang = false,
-                                                                    bool kuberay_batch_scheduler = false) {
+                                                                    bool kuberay_batch_scheduler = false,
+                                                                    std::string_view kai = {},
+                                                                    const engine::ResourceMatcher* gpus = nullptr) {
   if (obj.is("batch.volcano.sh", "Job")) return Membership{Via::volcano_job, obj.name, "a Volcano Job"};
   const engine::Node md = obj.metadata();
   if (auto q = detail::string_in(md, "labels", kKueueQueueLabel))
@@ -112,11 +121,14 @@ inline bool is_kubeflow_job(const engine::Object& obj) {
     if (kubeflow_operator_gang) return Membership{Via::scheduling_policy, obj.name, "the training operator's --gang-scheduler-name"};
   }
   if (obj.gvk.group == "ray.io") {
-    for (std::string_view key : {"ray.io/gang-scheduling-enabled", "volcano.sh/queue-name", "kai.scheduler/queue", "ray.io/scheduler-name"})
+    for (std::string_view key : {"ray.io/gang-scheduling-enabled", "volcano.sh/queue-name", "kai.scheduler/queue"})
       if (auto v = detail::string_in(md, "labels", key))
         return Membership{Via::ray_batch_scheduler, obj.name, "label " + std::string(key) + "=" + *v};
     if (kuberay_batch_scheduler) return Membership{Via::ray_batch_scheduler, obj.name, "the KubeRay operator's --batch-scheduler"};
   }
+  if (!kai.empty() && sched::kai_grouping(obj) == sched::KaiGrouping::gang &&
+      sched::kai_scheduled(obj, kai, gpus ? *gpus : engine::ResourceMatcher(engine::default_gpu_resources())))
+    return Membership{Via::kai, obj.name, "pods that go to KAI Scheduler (schedulerName " + std::string(kai) + "), whose pod-grouper gangs a " + obj.gvk.kind};
   const bool owner_min_member = detail::string_in(md, "annotations", kVolcanoMinMemberAnnotation).has_value();
   for (const auto& t : engine::pod_templates(obj)) {
     if (auto m = template_membership(t)) return m;

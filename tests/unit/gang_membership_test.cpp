@@ -65,6 +65,42 @@ TEST_CASE("gang membership of pod templates and workloads") {
             ->via == Via::volcano_min_member);
   // Odd input: never throws.
   CHECK_FALSE(workload("apiVersion: batch/v1\nkind: Job\nmetadata: {labels: [x], annotations: 7}\nspec: {template: {metadata: 3, spec: {}}}\n"));
+  // ray.io/scheduler-name is read by no KubeRay since v1.3.
+  CHECK_FALSE(workload("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {labels: {ray.io/scheduler-name: volcano}}\nspec: {}\n"));
+}
+
+TEST_CASE("KAI Scheduler gangs the kinds its pod-grouper groups, when every GPU template goes to it") {
+  auto kai = [](const std::string& yaml, std::string_view name = "kai-scheduler") {
+    auto objs = test::load_objects(yaml);
+    REQUIRE(objs.size() == 1);
+    const engine::ResourceMatcher gpus(engine::default_gpu_resources());
+    return rules::gang::workload_membership(objs[0], false, false, name, &gpus);
+  };
+  const std::string pytorch =
+      "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p}\nspec:\n  pytorchReplicaSpecs:\n"
+      "    Master: {replicas: 1, template: {spec: {schedulerName: kai-scheduler, containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}}\n"
+      "    Worker: {replicas: 2, template: {spec: {schedulerName: %s, containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}}}\n";
+  auto with = [&](const std::string& worker) {
+    std::string y = pytorch;
+    y.replace(y.find("%s"), 2, worker);
+    return y;
+  };
+  auto m = kai(with("kai-scheduler"));
+  REQUIRE(m);
+  CHECK(m->via == Via::kai);
+  CHECK_FALSE(kai(with("default-scheduler")));         // one GPU template goes elsewhere
+  CHECK_FALSE(kai(with("kai-scheduler"), ""));         // KAI not considered
+  CHECK(kai(with("my-kai"), "my-kai") == std::nullopt);  // the Master still names kai-scheduler
+  // KAI does not gang a batch Job, a StatefulSet or a PaddleJob.
+  CHECK_FALSE(kai("apiVersion: batch/v1\nkind: Job\nspec: {parallelism: 2, template: {spec: {schedulerName: kai-scheduler, containers: []}}}\n"));
+  CHECK_FALSE(kai("apiVersion: apps/v1\nkind: StatefulSet\nspec: {replicas: 2, template: {spec: {schedulerName: kai-scheduler, containers: []}}}\n"));
+  CHECK_FALSE(kai("apiVersion: kubeflow.org/v1\nkind: PaddleJob\nspec: {paddleReplicaSpecs: {Worker: {replicas: 2, template: {spec: "
+                  "{schedulerName: kai-scheduler, containers: []}}}}}\n"));
+  // A LeaderWorkerSet, and a Ray cluster by KubeRay's KAI queue label.
+  CHECK(kai("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nspec: {leaderWorkerTemplate: {size: 2, workerTemplate: "
+            "{spec: {schedulerName: kai-scheduler, containers: []}}}}\n")
+            ->via == Via::kai);
+  CHECK(kai("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {labels: {kai.scheduler/queue: q}}\nspec: {headGroupSpec: {template: {spec: {containers: []}}}}\n"));
 }
 
 }  // TEST_SUITE
