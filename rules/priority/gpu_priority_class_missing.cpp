@@ -4,6 +4,7 @@
 #include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/priority/names.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules {
 
@@ -19,6 +20,7 @@ struct Template {
   Pos pos;
   std::string what;
   bool has_priority = false;  // spec.priority is set: adding a class could contradict it
+  bool kai = false;           // its pods go to KAI Scheduler, which reads a label first
 };
 
 struct State final : RuleState {
@@ -40,11 +42,27 @@ class GpuPriorityClassMissing final : public Rule {
         "PriorityClass\", a ladder of 3–5 classes). A GPU pod without `priorityClassName` gets the global "
         "default class, or priority 0 if there is none: a critical training run and a forgotten notebook are "
         "then equal, and neither can preempt the other.\n\n"
-        "Workloads whose controller sets the pods' class are left alone: a Volcano Job's "
-        "`spec.priorityClassName` is copied to the pods of tasks that name none, and so is KubeRay's "
-        "`ray.io/priority-class-name` label. Kubeflow's `runPolicy.schedulingPolicy.priorityClass` and Kueue's "
-        "`kueue.x-k8s.io/priority-class` label do not reach the pods (they set the PodGroup's or the Kueue "
-        "Workload's priority), so the pods still need a class of their own.";
+        "Each scheduler's own way of giving the class counts:\n\n"
+        "- a Volcano Job's `spec.priorityClassName`, which the job controller copies to the pods of tasks "
+        "that name none;\n"
+        "- KubeRay's `ray.io/priority-class-name` label, read by KubeRay's Volcano batch scheduler: since "
+        "v1.5 it sets the Volcano PodGroup's `priorityClassName` (by which Volcano orders the cluster and "
+        "preempts between jobs: the priority plugin's preemptableFn compares job priorities, volcano-sh/volcano "
+        "`pkg/scheduler/plugins/priority/priority.go` @ed72c7c8) and a pod label, no longer the pods' "
+        "`spec.priorityClassName` as v1.4 did (ray-project/kuberay `batchscheduler/volcano/volcano_scheduler.go` "
+        "at v1.4.2, v1.5.0, v1.6.2 and v1.7.0, the current release: the rule follows v1.5 and later). Not "
+        "when the cluster goes to KAI (`kai.scheduler/queue`, or its templates' `schedulerName`): KubeRay's "
+        "KAI plugin does not read it;\n"
+        "- for pods that go to KAI Scheduler (`kaiScheduler`): the label `priorityClassName` on the workload "
+        "or on the pod template, which KAI reads before `spec.priorityClassName` for the PodGroup by whose "
+        "class it orders and preempts (NVIDIA/KAI-Scheduler `docs/priority/README.md`, calcPodGroupPriorityClass "
+        "in `pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go` @72de64fc, v0.13.0-rc1+142). "
+        "Without any, KAI uses its default class for the kind (`train`; `inference` for a Deployment), and "
+        "the message says so.\n\n"
+        "Kubeflow's `runPolicy.schedulingPolicy.priorityClass` and Kueue's `kueue.x-k8s.io/priority-class` "
+        "label do not reach the pods (they set the PodGroup's or the Kueue Workload's priority, and the "
+        "training operator may gang with scheduler-plugins, whose PodGroup has no priority), so the pods "
+        "still need a class of their own.";
     info_.remediation =
         "Set `priorityClassName` on the pod template. The fix (and the mutating webhook, for Pods) sets the "
         "namespace's default class: `params.defaults` in the config (`{team-a: training}`), else the "
@@ -54,14 +72,17 @@ class GpuPriorityClassMissing final : public Rule {
     info_.checks = pod_template_kinds();
     info_.reads = {KindRef{"", "Namespace"}, KindRef{"scheduling.k8s.io", "PriorityClass"}};
     info_.has_fix = true;
-    info_.reads_parts = kPartPriority | kPartLabels;  // a KubeRay object's priority label; the fix sets a class name, which it then finds
+    info_.reads_parts = kPartPriority | kPartLabels | kPartScheduler;  // a KubeRay object's or KAI's priority label, the schedulerName (KAI); the fix sets a class name, which it then finds
     info_.fix_settles = true;
     info_.params = {
         ParamSpec{"defaults", ParamType::string_map, json::object(),
                   "default PriorityClass per namespace, used by the fix (before the Namespace annotation "
                   "gpuguard.io/default-priority-class)",
                   std::nullopt, std::nullopt},
+        ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
+                  std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
     };
+    // NOLINTBEGIN(bugprone-suspicious-missing-comma): each fact is one string, written over several lines.
     info_.facts = {
         "Seed 9.4/9.5 (design.md §1): preemption via PriorityClass; 3–5 classes.",
         "facts/kubernetes-and-queues.md §1.4 — a pod without a class gets the globalDefault class's value, or 0 "
@@ -71,7 +92,15 @@ class GpuPriorityClassMissing final : public Rule {
         "`AddMetadataToPod` sets `pod.Spec.PriorityClassName` from the `ray.io/priority-class-name` label; "
         "training-operator passes `schedulingPolicy.priorityClass` only to the PodGroup; Kueue's "
         "WorkloadPriorityClass is \"independent from pod's priority\" (Kueue docs).",
+        "KubeRay re-verified at its current release v1.7.0 and the previous one, v1.6.2 (and v1.5.0, v1.4.2): "
+        "`AddMetadataToChildResource` copies `volcano.sh/queue-name` and `ray.io/priority-class-name` as pod "
+        "labels, sets the group annotation and `schedulerName`, and `createPodGroup` puts the class on the "
+        "PodGroup; v1.4.2's `AddMetadataToPod` set `pod.Spec.PriorityClassName`.",
+        "The Priority admission plugin's default (the lowest globalDefault class, else 0), re-verified in a current "
+        "copy of kubernetes `plugin/pkg/admission/priority/admission.go` (with the 1.36 Workload API; read in the code "
+        "index, commit not pinned).",
     };
+    // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(apiVersion: batch/v1
 kind: Job
 metadata:
@@ -112,17 +141,21 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!obj.is_kubernetes_object()) return;
-    if (priority::inherited_pod_priority_class(obj)) return;
+    const std::string kai = ctx.params().string(sched::kKaiSchedulerParam);
+    if (priority::inherited_pod_priority_class(obj, kai)) return;
     for (const auto& t : pod_templates(obj)) {
       if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
       const Node name = member(t.spec, "priorityClassName");
       if (name.is_string() && !name.str().empty()) continue;
+      const bool to_kai = sched::kai_template(obj, t, kai);
+      if (to_kai && !sched::kai_priority_label(obj, t).empty()) continue;
       Template tpl;
       tpl.object = ctx.ref();
       tpl.spec_pointer = t.spec_pointer();
       tpl.pos = ctx.position_of(tpl.spec_pointer);
       tpl.what = t.pointer.empty() ? "pod" : t.role.empty() ? "pod template" : "pod template (" + t.role + ")";
       tpl.has_priority = static_cast<bool>(member(t.spec, "priority"));
+      tpl.kai = to_kai;
       static_cast<State*>(ctx.state())->templates.push_back(std::move(tpl));
     }
   }
@@ -148,8 +181,11 @@ spec:
     }
     for (const auto& t : static_cast<State*>(ctx.state())->templates) {
       const std::string& ns = t.object.namespace_();
-      std::string msg = t.what + " requests GPUs but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
-                        ", so GPU preemption cannot tell it from any other pod (seed 9.5)";
+      std::string msg = t.kai ? t.what + " requests GPUs and goes to KAI Scheduler but names no class (the label priorityClassName on the "
+                                         "workload or the pod, or spec.priorityClassName): KAI gives it its default class for the kind "
+                                         "(train, or inference for a Deployment), so GPU preemption cannot tell it from other work of that kind (seed 9.5)"
+                              : t.what + " requests GPUs but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
+                                    ", so GPU preemption cannot tell it from any other pod (seed 9.5)";
       std::string cls, from;
       if (const json* d = defaults ? member(*defaults, ns) : nullptr; d && d->is_string() && !d->get_ref<const std::string&>().empty()) {
         cls = d->get<std::string>();

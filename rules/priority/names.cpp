@@ -3,6 +3,7 @@
 #include "engine/node.h"
 #include "engine/podspec.h"
 #include "engine/positions.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules::priority {
 
@@ -22,7 +23,7 @@ std::optional<std::string> non_empty(Node v) {
 
 }  // namespace
 
-std::vector<NamedClass> named_priority_classes(const Object& obj) {
+std::vector<NamedClass> named_priority_classes(const Object& obj, std::string_view kai) {
   std::vector<NamedClass> out;
   if (!obj.is_kubernetes_object()) return out;
   const std::string labels = "/metadata/labels/";
@@ -45,16 +46,30 @@ std::vector<NamedClass> named_priority_classes(const Object& obj) {
                        "runPolicy.schedulingPolicy.priorityClass"});
     }
   }
-  for (const auto& t : pod_templates(obj))
+  const std::string kai_label = pointer_escape(sched::kKaiPriorityLabel);
+  bool kai_any = false;
+  for (const auto& t : pod_templates(obj)) kai_any = kai_any || sched::kai_template(obj, t, kai);
+  if (kai_any)
+    if (auto n = non_empty(obj.label(sched::kKaiPriorityLabel)))
+      out.push_back({*n, labels + kai_label, ClassKind::pod, kKaiLabelWhere});
+  for (const auto& t : pod_templates(obj)) {
+    if (!t.pointer.empty() && sched::kai_template(obj, t, kai))
+      if (auto n = non_empty(member(member(t.metadata(), "labels"), sched::kKaiPriorityLabel)))
+        out.push_back({*n, t.pointer + labels + kai_label, ClassKind::pod, kKaiLabelWhere});
     if (auto n = non_empty(member(t.spec, "priorityClassName")))
       out.push_back({*n, t.spec_pointer() + "/priorityClassName", ClassKind::pod,
                      t.pointer.empty() ? "the pod" : "the pod template"});
+  }
   return out;
 }
 
-std::optional<std::string> inherited_pod_priority_class(const Object& obj) {
+std::optional<std::string> inherited_pod_priority_class(const Object& obj, std::string_view kai) {
   if (obj.is("batch.volcano.sh", "Job")) return non_empty(path(obj.root(), {"spec", "priorityClassName"}));
-  if (obj.gvk.group == "ray.io") return non_empty(obj.label(kRayLabel));
+  if (obj.gvk.group == "ray.io") {
+    for (const auto& t : pod_templates(obj))
+      if (sched::kai_template(obj, t, kai)) return std::nullopt;  // KubeRay's KAI plugin does not read the label
+    return non_empty(obj.label(kRayLabel));
+  }
   return std::nullopt;
 }
 

@@ -106,6 +106,24 @@ TEST_CASE("the priority classes a workload names, and the one its controller giv
 
   auto rc = one("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: r\n  labels: {ray.io/priority-class-name: ray-high}\nspec: {}\n");
   CHECK(rules::priority::inherited_pod_priority_class(rc) == std::optional<std::string>("ray-high"));
+  // KubeRay's KAI plugin does not read ray.io/priority-class-name.
+  auto rc_kai = one("apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: r\n  labels: {ray.io/priority-class-name: ray-high, "
+                    "kai.scheduler/queue: q}\nspec: {headGroupSpec: {template: {spec: {containers: []}}}}\n");
+  CHECK_FALSE(rules::priority::inherited_pod_priority_class(rc_kai, "kai-scheduler").has_value());
+  CHECK(rules::priority::inherited_pod_priority_class(rc_kai, "") == std::optional<std::string>("ray-high"));
+
+  // KAI's label priorityClassName, on the workload and on a template that goes to KAI.
+  auto kai = one("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\n  labels: {priorityClassName: inference}\n"
+                 "spec: {template: {metadata: {labels: {priorityClassName: build}}, spec: {schedulerName: kai-scheduler, containers: []}}}\n");
+  auto kn = rules::priority::named_priority_classes(kai, "kai-scheduler");
+  REQUIRE(kn.size() == 2);
+  CHECK(kn[0].name == "inference");
+  CHECK(kn[0].pointer == "/metadata/labels/priorityClassName");
+  CHECK(kn[0].where == rules::priority::kKaiLabelWhere);
+  CHECK(kn[1].name == "build");
+  CHECK(kn[1].pointer == "/spec/template/metadata/labels/priorityClassName");
+  CHECK(rules::priority::named_priority_classes(kai, "").empty());        // KAI not considered
+  CHECK(rules::priority::named_priority_classes(kai, "volcano").empty());  // the pods go elsewhere
   CHECK(rules::priority::is_builtin_priority_class("system-node-critical"));
   CHECK_FALSE(rules::priority::is_builtin_priority_class("system-gpu"));
 }
