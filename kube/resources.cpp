@@ -58,6 +58,11 @@ const std::vector<Entry>& table() {
       {"ray.io", {"v1"}, "RayJob"},
       {"ray.io", {"v1"}, "RayService"},
       {"leaderworkerset.x-k8s.io", {"v1"}, "LeaderWorkerSet"},
+      // DRA: v1 since Kubernetes 1.34, v1beta2 in 1.33, v1beta1 in 1.32 (rdma-zone-affinity-missing
+      // reads both request shapes).
+      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "ResourceClaimTemplate"},
+      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "ResourceClaim"},
+      {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "DeviceClass"},
   };
   return kTable;
 }

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <re2/re2.h>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "engine/inventory.h"
 #include "engine/kinds.h"
@@ -161,23 +163,67 @@ bool made_by_checked_owner(const Object& obj, bool kai) {
   return false;
 }
 
-// A finding that waits for `finish`: the PodGroup its pods name may hold them in one HyperNode.
+// A DRA claim or claim template (resource.k8s.io ResourceClaim, ResourceClaimTemplate) of the
+// input: whether it asks for RDMA devices by itself (a class in rdmaDeviceClasses, a selector
+// matching rdmaDeviceSelector) and the device classes it names (an RDMA DeviceClass, known in finish).
+struct Claim {
+  std::string ns;
+  bool is_template = true;
+  std::string name;
+  std::string rdma;  // why it is RDMA by itself ("" when it is not)
+  std::vector<std::string> classes;
+};
+
+// A finding that waits for `finish`: the PodGroup its pods name may hold them in one HyperNode,
+// and the DRA claims they name may be RDMA.
 struct Pending {
   ObjectRef object;
   std::string pointer;
   Pos pos;
+  std::string what;     // the RDMA signals known in check ("" when only its DRA claims may be)
   std::string message;  // what holds the pods in one zone, and why not
   std::string remedy;   // what would
   std::optional<json> fix;
   std::string ns;
   std::string volcano_group;
+  std::vector<std::pair<bool, std::string>> claims;  // (template?, name) the pods name
 };
 
 struct State final : RuleState {
   engine::Records<Pending> pending;
+  engine::Records<Claim> claims;
+  engine::Records<std::string> rdma_classes;  // DeviceClasses whose selectors pick RDMA devices
   [[nodiscard]] bool mergeable() const override { return true; }
-  void merge(RuleState& later) override { engine::append(pending, static_cast<State&>(later).pending); }
+  void merge(RuleState& later) override {
+    auto& l = static_cast<State&>(later);
+    engine::append(pending, l.pending);
+    engine::append(claims, l.claims);
+    engine::append(rdma_classes, l.rdma_classes);
+  }
 };
+
+// The (device class, CEL expressions) of each device request of a DRA claim spec: resource.k8s.io
+// v1 and v1beta2 under `exactly`, v1beta1 on the request itself, and every `firstAvailable`
+// sub-request (k8s.io/api resource/v1 types.go DeviceRequest).
+template <typename Visit>
+void device_requests(Node devices, const Visit& visit) {
+  const Node requests = member(devices, "requests");
+  if (!requests.is_array()) return;
+  auto one = [&](Node r) {
+    if (!r.is_object()) return;
+    std::vector<std::string_view> cel;
+    if (const Node sel = member(r, "selectors"); sel.is_array())
+      for (const Node x : sel)
+        if (auto e = string_at(member(x, "cel"), "expression")) cel.push_back(*e);
+    visit(string_at(r, "deviceClassName").value_or(""), cel);
+  };
+  for (const Node r : requests) {
+    one(r);
+    one(member(r, "exactly"));
+    if (const Node fa = member(r, "firstAvailable"); fa.is_array())
+      for (const Node sub : fa) one(sub);
+  }
+}
 
 class RdmaZoneAffinityMissing final : public Rule {
  public:
@@ -201,7 +247,14 @@ class RdmaZoneAffinityMissing final : public Rule {
         "(plain Ethernet or DPDK as often as RDMA; whether a pool is RDMA is its `isRdma` selector, which "
         "the pod does not show), and a Multus annotation naming other networks: Multus attaches any "
         "secondary network (macvlan, bridge, a VF for DPDK), and RDMA devices reach a pod only through a "
-        "device-plugin resource.\n\n"
+        "device-plugin resource or a DRA claim. RDMA NICs through DRA: a pod template's "
+        "`resourceClaims` naming a ResourceClaimTemplate or ResourceClaim of the input whose device request "
+        "is of a class in `rdmaDeviceClasses` (DraNet's `dranet.net`), or of a DeviceClass whose selectors "
+        "match `rdmaDeviceSelector`, or has a CEL selector matching it (DraNet's attribute "
+        "`device.attributes[\"dra.net\"].rdma`: kubernetes-sigs/dranet `examples/distributed_training`, "
+        "`examples/demo_gke_rdma` @f258477c, v1.4.0+70). The claims are other objects, so this is seen by "
+        "`lint` and `audit` (which list them); the webhook, whose cluster state holds no claims, does not "
+        "see it and says nothing about a pod whose only RDMA is a DRA claim.\n\n"
         "**What counts as a zone constraint** (required, never preferred), each scheduler's own way included:\n\n"
         "- a `nodeSelector` or required node affinity that allows exactly one value of "
         "`topology.kubernetes.io/zone` (or of a narrower label in `zoneLabels`, e.g. `kubernetes.io/hostname`);\n"
@@ -268,6 +321,8 @@ class RdmaZoneAffinityMissing final : public Rule {
         "{<label>: <gang>}}, topologyKey: topology.kubernetes.io/zone}]`.";
     info_.checks = pod_template_kinds_except({KindRef{"apps", "DaemonSet"}});  // skipped below
     info_.reads = {KindRef{"scheduling.volcano.sh", "PodGroup"}};
+    info_.observes = {KindRef{"resource.k8s.io", "ResourceClaimTemplate"}, KindRef{"resource.k8s.io", "ResourceClaim"},
+                      KindRef{"resource.k8s.io", "DeviceClass"}};
     // NOLINTBEGIN(bugprone-suspicious-missing-comma): each fact is one string, written over several lines.
     info_.facts = {
         "Seed 9.3 (design.md §1): keep RDMA and storage in one zone.",
@@ -332,6 +387,13 @@ class RdmaZoneAffinityMissing final : public Rule {
                   json::array({"topology.kubernetes.io/zone", "kubernetes.io/hostname"}),
                   "node labels whose domains lie within one zone (the zone itself and narrower ones)",
                   std::nullopt, std::nullopt},
+        ParamSpec{"rdmaDeviceClasses", ParamType::string_list, json::array({"dranet.net"}),
+                  "DRA DeviceClasses whose devices are RDMA NICs (`*` matches any run of characters)", std::nullopt, std::nullopt},
+        ParamSpec{"rdmaDeviceSelector", ParamType::regex,
+                  R"re(\[\s*"dra\.net"\s*\]\s*(?:\.\s*rdma|\[\s*"rdma"\s*\])\s*(?:==\s*true\b|$|&&|\|\||\)))re",
+                  "CEL selectors (of a claim's request or a DeviceClass) that pick RDMA devices (RE2, partial match): "
+                  "DraNet's rdma attribute, true",
+                  std::nullopt, std::nullopt},
         ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
                   std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
     };
@@ -389,6 +451,10 @@ spec:
 
   // Linear in the object's templates, containers, resources and affinity terms.
   void check(const Object& obj, CheckContext& ctx) const override {
+    if (obj.gvk.group == "resource.k8s.io") {
+      record_dra(obj, ctx);
+      return;
+    }
     // A DaemonSet's pods are one per node, not a job whose members talk to each other.
     if (obj.is("apps", "DaemonSet") || !obj.is_kubernetes_object()) return;
     const std::string kai_name = ctx.params().string(sched::kKaiSchedulerParam);
@@ -400,7 +466,14 @@ spec:
     auto is_zone = [&](std::string_view key) { return std::find(zone_labels.begin(), zone_labels.end(), key) != zone_labels.end(); };
     for (const auto& t : templates) {
       std::set<std::string> signals = rdma_signals(t, ctx);
-      if (signals.empty()) continue;
+      // DRA claims the pods name: RDMA or not is known in finish, once every claim was seen.
+      std::vector<std::pair<bool, std::string>> claims;
+      if (const Node rc = member(t.spec, "resourceClaims"); rc.is_array())
+        for (const Node c : rc) {
+          if (auto n = string_at(c, "resourceClaimTemplateName"); n && !n->empty()) claims.emplace_back(true, std::string(*n));
+          else if (auto m = string_at(c, "resourceClaimName"); m && !m->empty()) claims.emplace_back(false, std::string(*m));
+        }
+      if (signals.empty() && claims.empty()) continue;
 
       const Node spec = t.spec;
       const auto gang = gang_membership(obj, t);
@@ -439,7 +512,7 @@ spec:
 
       std::string what;
       for (const auto& s : signals) what += (what.empty() ? "" : ", ") + s;
-      std::string msg = "uses RDMA (" + what + ") but nothing requires its pods to stay in one zone";
+      std::string msg = " but nothing requires its pods to stay in one zone";
       if (gang) msg += " (gang " + gang->group + ": " + gang->via + ")";
       msg += ": RDMA does not cross zones, so members placed in different zones cannot reach each other over RDMA";
       for (const auto& w : weak) msg += "; " + w;
@@ -460,32 +533,93 @@ spec:
         remedy = " (require one zone by node affinity, or a pod affinity on " + std::string(kZoneLabel) + " over the job's pods)";
       }
       std::string ptr = member(spec, "affinity") ? t.spec_pointer() + "/affinity" : t.spec_pointer();
-      if (!volcano_group.empty()) {
-        // The PodGroup the pods name, if it is in the input or the cluster state, may hold them.
+      if (!volcano_group.empty() || signals.empty()) {
+        // The PodGroup the pods name, if it is in the input or the cluster state, may hold them;
+        // their DRA claims, if the input has them, may be RDMA.
         Pos pos = ctx.position_of(ptr);
-        static_cast<State*>(ctx.state())->pending.push_back(Pending{ctx.ref(), std::move(ptr), pos, std::move(msg), std::move(remedy),
-                                                                    std::move(fix), ctx.namespace_of_object(), std::move(volcano_group)});
+        static_cast<State*>(ctx.state())->pending.push_back(Pending{ctx.ref(), std::move(ptr), pos, std::move(what), std::move(msg),
+                                                                    std::move(remedy), std::move(fix), ctx.namespace_of_object(),
+                                                                    std::move(volcano_group), std::move(claims)});
         continue;
       }
-      ctx.report(std::move(ptr), msg + remedy, std::move(fix));
+      ctx.report(std::move(ptr), "uses RDMA (" + what + ")" + msg + remedy, std::move(fix));
     }
   }
 
-  // Linear in the pending findings (one PodGroup look-up each).
+  // Linear in the claims and DeviceClasses seen and the pending findings' claim references (hash
+  // look-ups), plus one PodGroup look-up a pending finding.
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
-    for (auto& p : static_cast<State*>(ctx.state())->pending) {
-      std::string msg = p.message;
-      if (const Object* pg = inv.find("scheduling.volcano.sh", "PodGroup", p.ns, p.volcano_group)) {
-        std::vector<std::string> weak;
-        if (volcano_topology_bounds(path(pg->root(), {"spec", "networkTopology"}), "its PodGroup " + p.volcano_group + "'s", weak)) continue;
-        for (const auto& w : weak) msg += "; " + w;
+    auto* st = static_cast<State*>(ctx.state());
+    std::unordered_set<std::string_view> rdma_classes(st->rdma_classes.begin(), st->rdma_classes.end());
+    std::unordered_map<std::string, const Claim*> claims;  // "ns\0T|C\0name"
+    auto key = [](std::string_view ns, bool is_template, std::string_view name) {
+      std::string k(ns);
+      k += '\0';
+      k += is_template ? 'T' : 'C';
+      k += '\0';
+      k += name;
+      return k;
+    };
+    for (const Claim& c : st->claims) claims.emplace(key(c.ns, c.is_template, c.name), &c);
+    for (auto& p : st->pending) {
+      std::string what = p.what;
+      for (const auto& [is_template, name] : p.claims) {
+        auto it = claims.find(key(p.ns, is_template, name));
+        if (it == claims.end()) continue;
+        const Claim& c = *it->second;
+        std::string why = c.rdma;
+        for (const auto& cls : c.classes)
+          if (why.empty() && rdma_classes.count(cls)) why = "DeviceClass " + cls + " selects RDMA devices";
+        if (why.empty()) continue;
+        what += (what.empty() ? "" : ", ") + std::string(is_template ? "DRA ResourceClaimTemplate " : "DRA ResourceClaim ") + name + ": " + why;
       }
+      if (what.empty()) continue;  // its only possible RDMA was a DRA claim, and none is RDMA (or known)
+      std::string msg = "uses RDMA (" + what + ")" + p.message;
+      if (!p.volcano_group.empty())
+        if (const Object* pg = inv.find("scheduling.volcano.sh", "PodGroup", p.ns, p.volcano_group)) {
+          std::vector<std::string> weak;
+          if (volcano_topology_bounds(path(pg->root(), {"spec", "networkTopology"}), "its PodGroup " + p.volcano_group + "'s", weak)) continue;
+          for (const auto& w : weak) msg += "; " + w;
+        }
       ctx.report(p.object, p.pointer, p.pos, std::move(msg) + p.remedy, std::move(p.fix));
     }
   }
 
  private:
+  // A DRA object of the input: a claim or claim template (its requests' classes, and whether it
+  // picks RDMA devices by itself), or a DeviceClass that picks RDMA devices.
+  static void record_dra(const Object& obj, CheckContext& ctx) {
+    auto* st = static_cast<State*>(ctx.state());
+    const auto& classes = ctx.params().strings("rdmaDeviceClasses");
+    const re2::RE2* selector = ctx.params().regex("rdmaDeviceSelector");
+    auto rdma_cel = [&](std::string_view e) { return selector && re2::RE2::PartialMatch(e, *selector); };
+    const Node spec = member(obj.root(), "spec");
+    if (obj.gvk.kind == "DeviceClass") {
+      if (const Node sel = member(spec, "selectors"); sel.is_array())
+        for (const Node x : sel)
+          if (auto e = string_at(member(x, "cel"), "expression"); e && rdma_cel(*e)) {
+            st->rdma_classes.push_back(obj.name);
+            return;
+          }
+      return;
+    }
+    Node devices;
+    if (obj.gvk.kind == "ResourceClaimTemplate") devices = path(spec, {"spec", "devices"});
+    else if (obj.gvk.kind == "ResourceClaim") devices = member(spec, "devices");
+    else return;
+    Claim c{ctx.namespace_of_object(), obj.gvk.kind == "ResourceClaimTemplate", obj.name, "", {}};
+    device_requests(devices, [&](std::string_view cls, const std::vector<std::string_view>& cel) {
+      if (!cls.empty()) {
+        if (c.rdma.empty() && glob_any(classes, cls)) c.rdma = "class " + std::string(cls) + " (rdmaDeviceClasses)";
+        c.classes.emplace_back(cls);
+      }
+      for (std::string_view e : cel)
+        if (c.rdma.empty() && rdma_cel(e)) c.rdma = "its selector picks RDMA devices";
+    });
+    st->claims.push_back(std::move(c));
+  }
+
   // RDMA signals of a template: resources, SR-IOV pools of a GPU pod, Multus networks.
   static std::set<std::string> rdma_signals(const PodTemplate& t, CheckContext& ctx) {
     const auto& rdma_resources = ctx.params().strings("rdmaResources");

@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+#include <sstream>
+
 #include "engine/inventory.h"
 #include "engine/mutate.h"
 #include "rules/topology/common.h"
@@ -121,6 +124,46 @@ TEST_CASE("kueue-queue-name-missing: a LocalQueue named default is Kueue's to ap
   auto chosen = mutate_with(kGpuPod, other, "kueue-queue-name-missing",
                             "rules: {kueue-queue-name-missing: {params: {defaultQueues: {team-a: gpu}}}}\n");
   CHECK(chosen.object["metadata"]["labels"] == json({{"kueue.x-k8s.io/queue-name", "gpu"}}));
+}
+
+TEST_CASE("rdma-zone-affinity-missing: RDMA NICs through DRA claims, which only lint and audit see") {
+  // tests/rules/rdma-zone-affinity-missing/lint-only/dra.yaml: the findings are on its `# expect:`
+  // lines. It is not a disallowed fixture because the webhook, whose cluster state holds no DRA
+  // claims, does not see them (and must not deny those pods).
+  const auto path = gpuguard::test::source_dir() / "tests" / "rules" / "rdma-zone-affinity-missing" / "lint-only" / "dra.yaml";
+  const std::string text = gpuguard::test::read_file(path);
+  std::set<uint32_t> expected;
+  {
+    std::istringstream lines(text);
+    std::string line;
+    for (uint32_t n = 1; std::getline(lines, line); ++n)
+      if (line.find("# expect: rdma-zone-affinity-missing") != std::string::npos) expected.insert(n);
+  }
+  REQUIRE(expected.size() == 3);
+  gpuguard::test::LintOptions o;
+  o.only_rules = {"rdma-zone-affinity-missing"};
+  const auto r = gpuguard::test::lint(text, o);
+  CHECK(r.diagnostics.empty());
+  std::set<uint32_t> got;
+  for (const auto& f : r.findings) {
+    got.insert(f.pos.line);
+    CHECK(f.message.find("uses RDMA (DRA Resource") == 0);
+  }
+  CHECK(got == expected);
+  // The same pods without their claims in the input (the webhook's view): nothing.
+  std::string pods_only;
+  for (const auto& obj : gpuguard::test::load_objects(text))
+    if (obj.gvk.group != "resource.k8s.io") pods_only += "---\n" + obj.body().dump() + "\n";
+  CHECK(gpuguard::test::lint(pods_only, o).findings.empty());
+  // One message in full: the claim, the class that makes it RDMA, and the gang's fix.
+  bool mpi = false;
+  for (const auto& f : r.findings)
+    if (f.object.kind() == "MPIJob") {
+      mpi = true;
+      CHECK(f.message.find("uses RDMA (DRA ResourceClaimTemplate gpu-nic: class dranet.net (rdmaDeviceClasses)) but nothing requires") == 0);
+      CHECK(f.fix.has_value());
+    }
+  CHECK(mpi);
 }
 
 }  // TEST_SUITE
