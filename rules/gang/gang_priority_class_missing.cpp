@@ -60,6 +60,7 @@ class GangPriorityClassMissing final : public Rule {
         "`default_grouper.go` calcPriorityClassWithDefaults at NVIDIA/KAI-Scheduler @72de64fc: [V]).",
         "Re-verified for the training operator at kubeflow/trainer v1.9.4 (4445c12a, 2026-08-18): "
         "`pkg/controller.v1/common/job.go` ReconcileJobs gives the PodGroup `schedulingPolicy.priorityClass`.",
+        "Releases checked (the code read above is the same there): KAI Scheduler v0.13.0 (5d35ecab; the groupers, the topology plugin and docs/priority, docs/topology, docs/batch unchanged up to @72de64fc), LeaderWorkerSet v0.10.0 (2161f38), Volcano v1.15.1 (0a56ed33: IsHardTopologyMode, parseNetworkTopologyFromPod, the highestTierName translation and the cache's priority look-up as at @ed72c7c8), KubeRay v1.7.0 and v1.6.2, kubeflow/trainer v1.9.4, JobSet v0.12.0.",
     };
     // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1

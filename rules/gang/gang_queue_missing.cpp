@@ -71,6 +71,7 @@ class GangQueueMissing final : public Rule {
         "`queue: default` with the namespace annotation `scheduling.volcano.sh/queue-name`.",
         "facts/kubernetes-and-queues.md §5 — Kubeflow `runPolicy.schedulingPolicy.queue`; with "
         "`--gang-scheduler-name=volcano` the operator sets `schedulerName: volcano` on the pods.",
+        "Releases checked (the code read above is the same there): KAI Scheduler v0.13.0 (5d35ecab; the groupers, the topology plugin and docs/priority, docs/topology, docs/batch unchanged up to @72de64fc), LeaderWorkerSet v0.10.0 (2161f38), Volcano v1.15.1 (0a56ed33: IsHardTopologyMode, parseNetworkTopologyFromPod, the highestTierName translation and the cache's priority look-up as at @ed72c7c8), KubeRay v1.7.0 and v1.6.2, kubeflow/trainer v1.9.4, JobSet v0.12.0.",
     };
     info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup

@@ -118,6 +118,7 @@ class GangSchedulingMissing final : public Rule {
         "LeaderCreated\" confirmed in `lws_grouper.go`; under LeaderReady the leader alone, then the group); the "
         "LWS Volcano provider's minMember = size, 1 under LeaderReady, at kubernetes-sigs/lws @060ab4da "
         "(`docs/examples/sample/gang-scheduling/README.md` says the same).",
+        "Releases checked (the code read above is the same there): KAI Scheduler v0.13.0 (5d35ecab; the groupers, the topology plugin and docs/priority, docs/topology, docs/batch unchanged up to @72de64fc), LeaderWorkerSet v0.10.0 (2161f38), Volcano v1.15.1 (0a56ed33: IsHardTopologyMode, parseNetworkTopologyFromPod, the highestTierName translation and the cache's priority look-up as at @ed72c7c8), KubeRay v1.7.0 and v1.6.2, kubeflow/trainer v1.9.4, JobSet v0.12.0.",
     };
     // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(apiVersion: kubeflow.org/v1

@@ -99,6 +99,7 @@ class GpuPriorityClassMissing final : public Rule {
         "The Priority admission plugin's default (the lowest globalDefault class, else 0), re-verified in a current "
         "copy of kubernetes `plugin/pkg/admission/priority/admission.go` (with the 1.36 Workload API; read in the code "
         "index, commit not pinned).",
+        "Releases checked (the code read above is the same there): KAI Scheduler v0.13.0 (5d35ecab; the groupers, the topology plugin and docs/priority, docs/topology, docs/batch unchanged up to @72de64fc), LeaderWorkerSet v0.10.0 (2161f38), Volcano v1.15.1 (0a56ed33: IsHardTopologyMode, parseNetworkTopologyFromPod, the highestTierName translation and the cache's priority look-up as at @ed72c7c8), KubeRay v1.7.0 and v1.6.2, kubeflow/trainer v1.9.4, JobSet v0.12.0.",
     };
     // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(apiVersion: batch/v1

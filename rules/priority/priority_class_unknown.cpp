@@ -99,6 +99,7 @@ class PriorityClassUnknown final : public Rule {
         "facts/kubernetes-and-queues.md §3 — the Kueue label `kueue.x-k8s.io/priority-class` names a "
         "WorkloadPriorityClass; checked with search (kueue `pkg/util/priority/priority.go` "
         "`GetPriorityFromWorkloadPriorityClass`): the lookup error is returned, so no Workload is built.",
+        "Releases checked (the code read above is the same there): KAI Scheduler v0.13.0 (5d35ecab; the groupers, the topology plugin and docs/priority, docs/topology, docs/batch unchanged up to @72de64fc), LeaderWorkerSet v0.10.0 (2161f38), Volcano v1.15.1 (0a56ed33: IsHardTopologyMode, parseNetworkTopologyFromPod, the highestTierName translation and the cache's priority look-up as at @ed72c7c8), KubeRay v1.7.0 and v1.6.2, kubeflow/trainer v1.9.4, JobSet v0.12.0.",
     };
     // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.example_bad = R"(# gpuguard lint --complete: the class is misspelt

@@ -369,6 +369,7 @@ class RdmaZoneAffinityMissing final : public Rule {
         "kubernetes-sigs/jobset v0.12.0 (f22e565a) `api/jobset/v1alpha2/jobset_types.go`. The RDMA resource names "
         "(§6) rest on commits of 2026 (rdma-shared-dev-plugin 410b0f32, network-operator b06827e0, "
         "sriov-network-device-plugin 40b6f507).",
+        "Releases checked (the code read above is the same there): KAI Scheduler v0.13.0 (5d35ecab; the groupers, the topology plugin and docs/priority, docs/topology, docs/batch unchanged up to @72de64fc), LeaderWorkerSet v0.10.0 (2161f38), Volcano v1.15.1 (0a56ed33: IsHardTopologyMode, parseNetworkTopologyFromPod, the highestTierName translation and the cache's priority look-up as at @ed72c7c8), KubeRay v1.7.0 and v1.6.2, kubeflow/trainer v1.9.4, JobSet v0.12.0.",
     };
     // NOLINTEND(bugprone-suspicious-missing-comma)
     info_.params = {
