@@ -144,9 +144,9 @@ bool ray_volcano_bounds(const Object& obj, std::vector<std::string>& weak) {
 }
 
 // Whether a controller made the object from a workload this rule checks itself (a Pod of a Job,
-// a ReplicaSet of a Deployment, a worker StatefulSet of a LeaderWorkerSet leader pod), or whether
-// KAI schedules it and some controller owns it (KAI reads the placement on the top owner, which
-// the object does not show).
+// a ReplicaSet of a Deployment, a worker StatefulSet of a LeaderWorkerSet leader pod) or skips (a
+// Pod of a DaemonSet), or whether KAI schedules it and some controller owns it (KAI reads the
+// placement on the top owner, which the object does not show).
 bool made_by_checked_owner(const Object& obj, bool kai) {
   const Node owners = member(obj.metadata(), "ownerReferences");
   if (!owners.is_array()) return false;
@@ -158,7 +158,7 @@ bool made_by_checked_owner(const Object& obj, bool kai) {
     if (!api || !kind) continue;
     const Gvk gvk = parse_gvk(*api, *kind);
     for (const KindRef& k : pod_template_kinds())
-      if (k.group == gvk.group && k.kind == gvk.kind && !(k.group == "apps" && k.kind == "DaemonSet")) return true;
+      if (k.group == gvk.group && k.kind == gvk.kind) return true;
   }
   return false;
 }
@@ -300,8 +300,8 @@ class RdmaZoneAffinityMissing final : public Rule {
         "placed as one; its code does not). `topology-preferred-placement` is only a score.\n\n"
         "A preferred affinity or Kueue's `podset-preferred-topology` is only a score: the scheduler "
         "still splits the job when the preferred zone is full, and the message says so. DaemonSets (one "
-        "pod per node, e.g. an RDMA device plugin or a network test) are skipped, and so are objects a "
-        "controller makes from a workload this rule checks (a Pod of a Job, a ReplicaSet of a "
+        "pod per node, e.g. an RDMA device plugin or a network test) and their pods are skipped, and so are "
+        "objects a controller makes from a workload this rule checks (a Pod of a Job, a ReplicaSet of a "
         "Deployment, the StatefulSets of a LeaderWorkerSet) and every owned object KAI schedules: the "
         "workload was checked, and what its controller or scheduler adds later (a PodGroup's topology, "
         "the LWS webhook's affinity) is not on them.\n\n"
