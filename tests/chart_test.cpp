@@ -923,8 +923,8 @@ TEST_CASE("every CEL expression of the chart compiles where the API server would
           // field is an error, which fails closed under Fail).
           for (std::sregex_iterator it(e.begin(), e.end(), selection), end; it != end; ++it) {
             std::string path = (*it)[2];
-            for (const char* method : {".exists", ".all", ".contains", ".startsWith", ".endsWith", ".size"})
-              if (path.size() > std::strlen(method) && path.ends_with(method)) path.resize(path.size() - std::strlen(method));
+            for (std::string_view method : {".exists", ".all", ".contains", ".startsWith", ".endsWith", ".size"})
+              if (path.size() > method.size() && path.ends_with(method)) path = path.substr(0, path.size() - method.size());
             // Always there: every object has metadata and kind, a Pod has spec.containers.
             if (path == ".metadata" || path == ".kind" || path == ".spec.containers" || path == ".metadata.name") continue;
             const std::string root = (*it)[1];

@@ -93,9 +93,11 @@ class Probe {
   }
 
  private:
+  // Runs until stopped and both endpoints were asked at least once (an attack answered quickly
+  // must not leave a side unprobed; each request is bounded by its 5 s timeouts).
   void run() {
     bool health = true;
-    while (!stop_) {
+    while (!stop_ || health_ == 0 || validate_ == 0) {
       httplib::SSLClient cli("127.0.0.1", port_);
       cli.set_ca_cert_path(ca_.c_str());
       cli.enable_server_certificate_verification(true);
