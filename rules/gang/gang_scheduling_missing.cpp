@@ -42,10 +42,12 @@ class GangSchedulingMissing final : public Rule {
         "- Kubeflow: `runPolicy.schedulingPolicy` (or the parameter `kubeflowGangScheduling` when the "
         "training operator runs with `--gang-scheduler-name` and gangs every job);\n"
         "- KubeRay: the RayCluster labels `ray.io/gang-scheduling-enabled`, `volcano.sh/queue-name` or "
-        "`kai.scheduler/queue` (or the parameter `kuberayBatchScheduler`: since v1.3 the operator's "
-        "`--batch-scheduler` gangs every cluster; `ray.io/scheduler-name`, read up to v1.2, is no longer "
-        "read: ray-project/kuberay `utils/constant.go`, `batchscheduler/schedulermanager.go` at v1.6.2 and "
-        "v1.7.0);\n"
+        "`kai.scheduler/queue` (or the parameter `kuberayBatchScheduler`, when the operator's "
+        "`--batch-scheduler` is Volcano, whose plugin gives every cluster a PodGroup, or KAI; its YuniKorn "
+        "and scheduler-plugins plugins gang only clusters labelled `ray.io/gang-scheduling-enabled`: "
+        "ray-project/kuberay `batchscheduler/*` at v1.7.0, the current release, and v1.6.2). "
+        "`ray.io/scheduler-name` chose the batch scheduler per cluster up to v1.2; nothing reads it at "
+        "v1.3.2, v1.4.2 or v1.5.0, and v1.6 dropped it (`utils/constant.go`), so it gangs nothing;\n"
         "- KAI Scheduler: pods with `schedulerName: kai-scheduler` (`kaiScheduler`) of a kind its "
         "pod-grouper gangs by itself: a Kubeflow PyTorchJob, TFJob, MPIJob, JAXJob or XGBoostJob, a "
         "JobSet (one PodGroup per replicated job), a LeaderWorkerSet (one per group), a Ray cluster "
@@ -85,7 +87,8 @@ class GangSchedulingMissing final : public Rule {
                   "the training operator runs with `--gang-scheduler-name`, so every Kubeflow job is gang scheduled", std::nullopt,
                   std::nullopt},
         ParamSpec{"kuberayBatchScheduler", ParamType::boolean, false,
-                  "the KubeRay operator runs with `--batch-scheduler`, so every RayCluster is gang scheduled", std::nullopt,
+                  "the KubeRay operator runs with `--batch-scheduler` volcano or kai-scheduler, so every RayCluster is gang scheduled "
+                  "(its yunikorn and scheduler-plugins schedulers gang only clusters labelled `ray.io/gang-scheduling-enabled`)", std::nullopt,
                   std::nullopt},
         ParamSpec{"lwsVolcanoGangScheduling", ParamType::boolean, false,
                   "the LeaderWorkerSet controller runs with `gangSchedulingManagement.schedulerProvider: volcano`, so each group "

@@ -15,9 +15,9 @@
 //   PodGroup with `minMember = spec.minAvailable` for it.
 // - KubeRay: the RayCluster labels `ray.io/gang-scheduling-enabled` (YuniKorn, scheduler-plugins),
 //   `volcano.sh/queue-name` (Volcano), `kai.scheduler/queue` (KAI). Not `ray.io/scheduler-name`:
-//   it chose the batch scheduler per cluster up to KubeRay v1.2, nothing reads it since v1.3, and
-//   v1.6 dropped the constant (ray-project/kuberay `ray-operator/controllers/ray/utils/constant.go`
-//   at v1.2.2, v1.3.2, v1.5.0, v1.6.2, v1.7.0).
+//   it chose the batch scheduler per cluster up to KubeRay v1.2 (`schedulermanager.go`), nothing
+//   reads it at v1.3.2, v1.4.2 or v1.5.0, and v1.6 dropped the constant (ray-project/kuberay
+//   `ray-operator/controllers/ray/utils/constant.go` at v1.2.2, v1.3.2, v1.5.0, v1.6.2, v1.7.0).
 // - KAI Scheduler: pods with its `schedulerName` of a kind its pod-grouper gangs (rules/schedulers.h).
 // - Volcano's own PodGroup for a plain workload (`schedulerName: volcano` without a group
 //   annotation) has `minMember: 1` unless the owner carries `scheduling.volcano.sh/group-min-member`
