@@ -45,6 +45,7 @@ const std::vector<Entry>& table() {
       {"kueue.x-k8s.io", {"v1beta1", "v1beta2"}, "Cohort"},
       {"kueue.x-k8s.io", {"v1beta1", "v1beta2"}, "Topology"},
       {"nvidia.com", {"v1"}, "ClusterPolicy"},
+      {"nvidia.com", {"v1alpha1"}, "NVIDIADriver"},
       {"monitoring.coreos.com", {"v1"}, "PrometheusRule"},
       {"kubeflow.org", {"v1"}, "PyTorchJob"},
       {"kubeflow.org", {"v1"}, "TFJob"},
