@@ -30,12 +30,14 @@
 //   required level, the PodGroup's pending pods are kept in the domain of its running ones
 //   (getRelevantDomainsWithAllocatedPods, same file). Preferred is a score only (docs/topology).
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "engine/node.h"
 #include "engine/object.h"
 #include "engine/podspec.h"
+#include "engine/positions.h"
 
 namespace gpuguard::rules::sched {
 
@@ -128,6 +130,64 @@ inline constexpr std::string_view kLwsSubGroupExclusiveTopology = "leaderworkers
 
 [[nodiscard]] inline bool lws_leader_ready(const engine::Object& obj) {
   return engine::string_at(member(obj.root(), "spec"), "startupPolicy") == std::optional<std::string_view>("LeaderReady");
+}
+
+// KAI Scheduler's GPU sharing (NVIDIA/KAI-Scheduler @72de64fc; the files named are the same at the
+// v0.13.0 tag): a pod asks for a share of a GPU by its annotations `gpu-fraction` (a part of one
+// GPU's memory), `gpu-memory` (MiB), with `gpu-fraction-num-devices` (that share on several GPUs),
+// `gpu-fraction-container-name` (the container that gets it, the first regular container by
+// default) and `mps` (pkg/common/constants/constants.go). `RequestsGPUFraction` (pkg/common/
+// resources/gpu_sharing.go) is either of the first two being present, whatever its value.
+inline constexpr std::string_view kKaiGpuFraction = "gpu-fraction";
+inline constexpr std::string_view kKaiGpuMemory = "gpu-memory";
+inline constexpr std::string_view kKaiGpuFractionNumDevices = "gpu-fraction-num-devices";
+inline constexpr std::string_view kKaiGpuFractionContainerName = "gpu-fraction-container-name";
+inline constexpr std::string_view kKaiMps = "mps";
+
+// The KAI GPU-share annotation a pod template carries (`gpu-fraction` first, then `gpu-memory`),
+// or a null node.
+[[nodiscard]] inline engine::Node kai_gpu_share(const engine::PodTemplate& t) {
+  const engine::Node annotations = member(t.metadata(), "annotations");
+  if (!annotations.is_object()) return {};
+  for (const std::string_view key : {kKaiGpuFraction, kKaiGpuMemory})
+    for (const auto entry : annotations.items())
+      if (entry.key == key) return entry.value;
+  return {};
+}
+
+// KAI's queues (pkg/apis/scheduling/v2/queue_types.go): `scheduling.run.ai/v2` Queue, cluster-scoped.
+// The pod-grouper takes a workload's queue from the label `kai.scheduler/queue` on the top owner,
+// else on the pod, else from the label `project` (suffixed `-<node pool>` when the pod has
+// `kai.scheduler/node-pool`), else `default-queue` (CalcPodGroupQueue in default_grouper.go,
+// DefaultQueueName in plugins/constants/constants.go).
+inline constexpr std::string_view kKaiQueueGroup = "scheduling.run.ai";
+inline constexpr std::string_view kKaiDefaultQueue = "default-queue";
+inline constexpr std::string_view kKaiPreemptibilityLabel = "kai.scheduler/preemptibility";
+
+[[nodiscard]] inline bool is_kai_queue(const engine::Object& obj) { return obj.is(kKaiQueueGroup, "Queue"); }
+
+// Whether a controller owns the object: KAI reads its queue, priority and preemptibility labels on
+// the top owner first, which an owned object does not show.
+[[nodiscard]] inline bool controlled(const engine::Object& obj) {
+  const engine::Node owners = member(obj.metadata(), "ownerReferences");
+  if (!owners.is_array()) return false;
+  for (const engine::Node o : owners)
+    if (engine::bool_at(o, "controller") == std::optional<bool>(true)) return true;
+  return false;
+}
+
+// The KAI queue a label names: on the workload (the top owner), else on the pod template; its JSON
+// pointer; nothing when neither carries a non-empty `kai.scheduler/queue`.
+struct KaiQueueLabel {
+  std::string name;
+  std::string pointer;
+};
+[[nodiscard]] inline std::optional<KaiQueueLabel> kai_queue_label(const engine::Object& obj, const engine::PodTemplate& t) {
+  if (auto v = engine::string_at(member(obj.metadata(), "labels"), kKaiQueueLabel); v && !v->empty())
+    return KaiQueueLabel{std::string(*v), engine::pointer_join("/metadata/labels", kKaiQueueLabel)};
+  if (auto v = engine::string_at(member(t.metadata(), "labels"), kKaiQueueLabel); v && !v->empty())
+    return KaiQueueLabel{std::string(*v), engine::pointer_join(t.pointer + "/metadata/labels", kKaiQueueLabel)};
+  return std::nullopt;
 }
 
 }  // namespace gpuguard::rules::sched
