@@ -9,6 +9,7 @@
 #include "engine/positions.h"
 #include "rules/all.h"
 #include "rules/labels/node_selection.h"
+#include "rules/schedulers.h"
 #include "rules/sharing/device_plugin_config.h"
 
 namespace gpuguard::rules {
@@ -43,7 +44,7 @@ class SharingLatencySensitive final : public Rule {
     info_.severity = Severity::warning;
     info_.category = "sharing";
     info_.seed = "9.2";
-    info_.summary = "Online inference runs on a time-sliced or MPS-shared GPU instead of a MIG instance or a whole GPU";
+    info_.summary = "Online inference runs on a time-sliced, MPS-shared or KAI-fractioned GPU instead of a MIG instance or a whole GPU";
     info_.rationale =
         "Time-slicing and MPS suit development, tests and small batch jobs (seed 9.2). Replicas of a "
         "time-sliced GPU share its memory without isolation and take turns on it, so a serving pod's "
@@ -60,7 +61,14 @@ class SharingLatencySensitive final : public Rule {
         "device-plugin config ConfigMap in the input defines `<key>` with time-slicing or MPS. A pod that "
         "requests `nvidia.com/gpu` and selects no `nvidia.com/device-plugin.config` is also reported when a "
         "ClusterPolicy's default device-plugin config (`spec.devicePlugin.config.{name, default}`, applied to every "
-        "node without that label) time-slices or uses MPS, and the ConfigMap is in the input.";
+        "node without that label) time-slices or uses MPS, and the ConfigMap is in the input.\n\n"
+        "KAI Scheduler's GPU sharing counts too: a pod template whose pods go to KAI (`schedulerName`, parameter "
+        "`kaiScheduler`) with the annotation `gpu-fraction` or `gpu-memory` gets part of a GPU that other pods, "
+        "of any namespace, share. KAI's own docs: \"KAI Scheduler does not enforce memory allocation limit or "
+        "performs memory isolation between processes\" (NVIDIA/KAI-Scheduler `docs/gpu-sharing/README.md` "
+        "@72de64fc, v0.13.0); the pods take turns on the GPU's compute like time-sliced replicas (with the "
+        "`mps` annotation, through an MPS server: one fault domain). Annotations on a pod of another scheduler "
+        "do nothing and are not read.";
     info_.remediation =
         "Run serving on MIG instances (`nvidia.com/mig-<profile>` under the mixed strategy, or a MIG node "
         "pool under the single strategy) or on whole GPUs, and keep shared nodes for notebooks, CI and "
@@ -71,8 +79,13 @@ class SharingLatencySensitive final : public Rule {
         "`nvidia.com/gpu.replicas`, the `-SHARED` product suffix, `renameByDefault` → `<resource>.shared`, "
         "`nvidia.com/device-plugin.config=<key>` selecting a node's config; time-slicing has no memory or fault "
         "isolation and DCGM cannot attribute metrics per container with it [KDP `internal/lm/resource.go`, CND].",
+        "facts/modern-stack.md §2 — KAI Scheduler's `gpu-fraction`/`gpu-memory` pod annotations; \"KAI Scheduler does "
+        "not enforce memory allocation limit or performs memory isolation\" (NVIDIA/KAI-Scheduler "
+        "`docs/gpu-sharing/README.md`, `pkg/common/resources/gpu_sharing.go` RequestsGPUFraction @72de64fc).",
     };
     info_.params = {
+        ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
+                  std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
         ParamSpec{"label", ParamType::string, "workload-type", "pod label that classifies the workload", std::nullopt, std::nullopt},
         ParamSpec{"values", ParamType::string_list, json::array({"inference", "serving", "online"}),
                   "values of that label that mean online (latency-sensitive) inference", std::nullopt, std::nullopt},
@@ -138,6 +151,17 @@ spec:
       const std::string tail = ": replicas of a shared GPU have no memory or fault isolation and take turns, so latency "
                                "depends on the neighbours; seed 9.2 puts serving on MIG instances or whole GPUs";
       bool reported = false;
+      if (const std::string kai = ctx.params().string(sched::kKaiSchedulerParam); sched::kai_template(obj, t, kai)) {
+        if (const Node share = sched::kai_gpu_share(t); share) {
+          const std::string key(share.key());
+          ctx.report(pointer_join(t.pointer + "/metadata/annotations", key),
+                     who + " asks KAI Scheduler for a share of a GPU (" + key + ": " + brief(share) +
+                         "): KAI neither limits nor isolates GPU memory between the pods sharing the GPU, and they take "
+                         "turns on it, so latency depends on the neighbours (any namespace's); seed 9.2 puts serving on MIG "
+                         "instances or whole GPUs");
+          continue;
+        }
+      }
       for (const auto& c : containers(t)) {
         for (const char* section : {"limits", "requests"}) {
           const Node res = path(c.body, {"resources", section});
