@@ -22,7 +22,7 @@ Gvk parse_gvk(std::string_view api_version, std::string_view kind) {
 }
 
 bool is_cluster_scoped(std::string_view group, std::string_view kind) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 44> kCluster{{
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 45> kCluster{{
       {"", "Namespace"},
       {"", "Node"},
       {"", "PersistentVolume"},
@@ -51,6 +51,7 @@ bool is_cluster_scoped(std::string_view group, std::string_view kind) {
       {"resource.k8s.io", "DeviceClass"},
       {"resource.k8s.io", "ResourceSlice"},
       {"scheduling.volcano.sh", "Queue"},
+      {"scheduling.run.ai", "Queue"},  // KAI Scheduler (its CRD: scope Cluster)
       {"topology.volcano.sh", "HyperNode"},
       {"kueue.x-k8s.io", "ClusterQueue"},
       {"kueue.x-k8s.io", "ResourceFlavor"},

@@ -37,6 +37,8 @@ const std::vector<Entry>& table() {
       {"scheduling.volcano.sh", {"v1beta1"}, "PodGroup"},
       {"batch.volcano.sh", {"v1alpha1"}, "Job"},
       {"scheduling.x-k8s.io", {"v1alpha1"}, "PodGroup"},
+      // KAI Scheduler: v2 is the only version its CRD serves (deployments/kai-scheduler/crds @72de64fc).
+      {"scheduling.run.ai", {"v2"}, "Queue"},
       // The rules read the v1beta1 schema; Kueue 0.15+ stores v1beta2 and serves both.
       {"kueue.x-k8s.io", {"v1beta1", "v1beta2"}, "ClusterQueue"},
       {"kueue.x-k8s.io", {"v1beta1", "v1beta2"}, "LocalQueue"},

@@ -1,9 +1,13 @@
 // queue-reference-unknown: a LocalQueue, job, PodGroup or Volcano Job names a queue that does not exist.
 
+#include <map>
+#include <optional>
+
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/queue/refs.h"
+#include "rules/schedulers.h"
 
 namespace gpuguard::rules {
 
@@ -11,7 +15,7 @@ namespace {
 
 using namespace engine;
 
-enum class Target : uint8_t { cluster_queue, local_queue, volcano_queue };
+enum class Target : uint8_t { cluster_queue, local_queue, volcano_queue, kai_queue };
 
 struct Pending {
   ObjectRef ref;
@@ -35,7 +39,9 @@ class QueueReferenceUnknown final : public Rule {
     info_.severity = Severity::error;
     info_.category = "queue";
     info_.seed = "9.5";
-    info_.summary = "A LocalQueue, a job's `kueue.x-k8s.io/queue-name`, or a Volcano PodGroup's or Job's `queue` names a queue that does not exist";
+    info_.summary =
+        "A LocalQueue, a job's `kueue.x-k8s.io/queue-name`, a Volcano PodGroup's or Job's `queue`, or a KAI Scheduler "
+        "`kai.scheduler/queue` label names a queue that does not exist (KAI: or a parent queue)";
     info_.rationale =
         "Queues are referenced by name, and nothing checks the name when the reference is written "
         "in Kueue:\n\n"
@@ -50,6 +56,18 @@ class QueueReferenceUnknown final : public Rule {
         "empty `queue` means `default`.\n\n"
         "scheduler-plugins' PodGroup (`scheduling.x-k8s.io`) has no queue field (its spec is "
         "`minMember`, `minResources`, `scheduleTimeoutSeconds`), so there is nothing to check there.\n\n"
+        "KAI Scheduler takes a workload's queue from the label `kai.scheduler/queue` on the top owner, else on "
+        "the pod (`CalcPodGroupQueue`, `pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go`), "
+        "and nothing checks the name at admission: a PodGroup whose queue is not a `scheduling.run.ai/v2` Queue "
+        "gets the fit error `Queue '<name>' does not exist` and is never scheduled (`validatePodgroupQueue`, "
+        "`pkg/scheduler/cache/cluster_info/cluster_info.go`). Only leaf queues take jobs: a job of a queue that "
+        "another Queue names as its `parentQueue` is skipped (`pkg/scheduler/actions/utils/input_jobs.go`: "
+        "\"Skip jobs whose queue is not a leaf queue\"; `docs/queues/README.md`: \"Only leaf queues (queues "
+        "with no children) can be used for scheduling jobs\"). Read at NVIDIA/KAI-Scheduler @72de64fc "
+        "(v0.13.0-rc1+142; the same at v0.13.0). Checked for workloads whose pods go to KAI "
+        "(`schedulerName`, parameter `kaiScheduler`) and that no controller owns (KAI reads the top owner's "
+        "label first, which an owned object does not show); a workload without the label (KAI then takes the "
+        "label `project`, else `default-queue`) is not checked.\n\n"
         "The rule needs the whole cluster to say \"does not exist\", so it speaks only with a "
         "complete inventory (`gpuguard lint --complete`, the webhook's cluster state).";
     info_.remediation =
@@ -63,12 +81,20 @@ class QueueReferenceUnknown final : public Rule {
         "deleting `default` or `root` is rejected (volcano @ed72c7c8).",
         "facts/kubernetes-and-queues.md §4 — scheduler-plugins PodGroup spec: minMember, minResources, "
         "scheduleTimeoutSeconds (no queue; confirmed in the CRD `manifests/coscheduling/crd.yaml`).",
+        "facts/modern-stack.md §2 — KAI Queue `scheduling.run.ai/v2` (cluster-scoped), the label "
+        "`kai.scheduler/queue` on the top owner or the pod, only leaf queues take jobs; re-read in the code "
+        "at NVIDIA/KAI-Scheduler @72de64fc (`cluster_info.go` validatePodgroupQueue, `input_jobs.go`, "
+        "`queue_info.go` IsLeafQueue).",
+    };
+    info_.params = {
+        ParamSpec{std::string(sched::kKaiSchedulerParam), ParamType::string, std::string(sched::kKaiDefaultScheduler),
+                  std::string(sched::kKaiSchedulerParamDoc), std::nullopt, std::nullopt},
     };
     info_.checks = pod_template_kinds();
     info_.checks.push_back(KindRef{"kueue.x-k8s.io", "LocalQueue"});
     info_.checks.push_back(KindRef{"scheduling.volcano.sh", "PodGroup"});
     info_.reads = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "LocalQueue"},
-                   KindRef{"scheduling.volcano.sh", "Queue"}};
+                   KindRef{"scheduling.volcano.sh", "Queue"}, KindRef{std::string(sched::kKaiQueueGroup), "Queue"}};
     info_.needs_complete = true;
     info_.example_bad = R"(# gpuguard lint --complete
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -118,12 +144,25 @@ spec:
     }
     if (!queue::is_workload(obj)) return;
     if (auto lq = queue::kueue_queue_name(obj)) add(Target::local_queue, lq->pointer, ctx.namespace_of_object(), lq->name);
+    // KAI: the label on the workload, else on each template whose pods go to KAI (each name once).
+    const std::string kai = ctx.params().string(sched::kKaiSchedulerParam);
+    if (kai.empty() || sched::controlled(obj)) return;
+    std::string last;
+    for (const auto& t : pod_templates(obj)) {
+      if (!sched::kai_template(obj, t, kai)) continue;
+      auto q = sched::kai_queue_label(obj, t);
+      if (!q || q->name == last) continue;
+      last = q->name;
+      add(Target::kai_queue, q->pointer, "", q->name);
+      if (!t.pointer.empty() && q->pointer.starts_with("/metadata/")) break;  // the workload's label: once
+    }
   }
 
   void finish(FinishContext& ctx) const override {
     const Inventory& inv = ctx.inventory();
     if (!inv.complete()) return;
     auto* st = static_cast<State*>(ctx.state());
+    std::optional<std::map<std::string, std::string, std::less<>>> kai_parents;  // made on first use
     for (const auto& p : st->pending) {
       switch (p.target) {
         case Target::cluster_queue:
@@ -146,11 +185,40 @@ spec:
                          (p.ref.kind() == "PodGroup" ? "PodGroup webhook rejects it (the queue must exist and be Open)"
                                                    : "Job webhook rejects it (\"unable to find job queue\")"));
           break;
+        case Target::kai_queue:
+          if (!kai_parents) kai_parents = parents(inv);
+          report_kai(ctx, inv, *kai_parents, p);
+          break;
       }
     }
   }
 
  private:
+  // KAI: the queue must exist and be a leaf (no Queue names it as its parentQueue).
+  // KAI parent queue → a Queue that names it as its parentQueue.
+  static std::map<std::string, std::string, std::less<>> parents(const Inventory& inv) {
+    std::map<std::string, std::string, std::less<>> out;
+    for (const Object* q : inv.list(sched::kKaiQueueGroup, "Queue"))
+      if (auto parent = string_at(member(q->root(), "spec"), "parentQueue"); parent && !parent->empty())
+        out.emplace(std::string(*parent), q->name);
+    return out;
+  }
+
+  static void report_kai(FinishContext& ctx, const Inventory& inv, const std::map<std::string, std::string, std::less<>>& parents,
+                         const Pending& p) {
+    const std::string who = p.ref.kind() + " " + p.ref.name();
+    if (!inv.find(sched::kKaiQueueGroup, "Queue", "", p.name)) {
+      ctx.report(p.ref, p.pointer, p.pos,
+                 who + " names KAI Queue " + p.name + ", which does not exist: KAI Scheduler marks its PodGroup \"Queue '" + p.name +
+                     "' does not exist\" and never schedules it (create the scheduling.run.ai/v2 Queue, or fix the label)");
+      return;
+    }
+    if (auto it = parents.find(p.name); it != parents.end())
+      ctx.report(p.ref, p.pointer, p.pos,
+                 who + " names KAI Queue " + p.name + ", a parent queue (Queue " + it->second +
+                     " names it as parentQueue): KAI schedules only jobs of leaf queues and skips this one; submit to a leaf queue");
+  }
+
   RuleInfo info_;
 };
 
