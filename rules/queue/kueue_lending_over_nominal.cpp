@@ -22,8 +22,11 @@ class KueueLendingOverNominal final : public Rule {
         "`lendingLimit` is the part of a ClusterQueue's own nominal quota that other queues of its "
         "cohort may borrow. A queue cannot lend what it does not have: Kueue's ClusterQueue webhook "
         "rejects a `lendingLimit` above the `nominalQuota` of the same flavor and resource "
-        "(`must be less than or equal to the nominalQuota`), in v1beta1 and v1beta2 alike. (Cohort "
-        "objects skip this check; only ClusterQueues are checked.)";
+        "(`must be less than or equal to the nominalQuota`), in v1beta1 and v1beta2 alike.\n\n"
+        "Cohorts (`kind: Cohort`) are not reported: the Cohort webhook does not make this check "
+        "(`enforceNominalGreaterThanLending: false`), because a Cohort's `lendingLimit` bounds what "
+        "its whole subtree lends to the parent, measured against the subtree's quota (its own "
+        "`nominalQuota` plus its children's), not against its own `nominalQuota` alone.";
     info_.remediation =
         "Lower `lendingLimit` to at most `nominalQuota` (lending all of it is `lendingLimit` equal "
         "to `nominalQuota`, or no `lendingLimit` at all), or raise the nominal quota.";
@@ -31,6 +34,9 @@ class KueueLendingOverNominal final : public Rule {
         "facts/kubernetes-and-queues.md §3 — kueue `pkg/webhooks/clusterqueue_webhook.go` @ff69552e: "
         "lendingLimit ≤ nominalQuota, `must be less than or equal to the nominalQuota`, ClusterQueue "
         "only.",
+        "Cohort, read at kubernetes-sigs/kueue v0.19.2 (the same at @ff69552e): `pkg/webhooks/cohort_webhook.go` "
+        "`validateCohort` sets `enforceNominalGreaterThanLending: false`; `pkg/cache/scheduler/resource_node.go` "
+        "`localQuota` = max(0, SubtreeQuota − lendingLimit).",
     };
     info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}};
     info_.example_bad = R"(apiVersion: kueue.x-k8s.io/v1beta2

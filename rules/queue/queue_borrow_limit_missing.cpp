@@ -30,6 +30,10 @@ class QueueBorrowLimitMissing final : public Rule {
         "v1beta2) may borrow the unused quota of every other queue of the cohort; a flavor resource "
         "without `borrowingLimit` borrows without bound. A queue in no cohort cannot borrow and is "
         "not reported.\n"
+        "- **Kueue Cohort** (hierarchical cohorts): a dev/test Cohort with a parent (`spec.parentName`) "
+        "lets its whole subtree borrow from the rest of the parent's tree; a GPU flavor resource of its "
+        "`resourceGroups` without `borrowingLimit` borrows without bound. A root Cohort cannot borrow "
+        "(Kueue refuses limits there) and is not reported.\n"
         "- **Volcano**: `capability` is a Queue's only hard ceiling; without a GPU capability the "
         "queue can grow to every idle GPU of the cluster. With `reclaimable: true` (the default) "
         "other queues can reclaim the excess by preemption; with `reclaimable: false` they cannot, "
@@ -37,13 +41,16 @@ class QueueBorrowLimitMissing final : public Rule {
         "A queue counts as dev/test when its name, or the value of one of its labels, matches "
         "`devQueuePattern` (RE2, partial match).";
     info_.remediation =
-        "Kueue: give the GPU resources of the dev queue's flavors a `borrowingLimit` (0 forbids "
-        "borrowing). Volcano: set a GPU `capability` on the dev queue, e.g. `nvidia.com/gpu: 8`.";
+        "Kueue: give the GPU resources of the dev queue's (or dev Cohort's) flavors a `borrowingLimit` "
+        "(0 forbids borrowing). Volcano: set a GPU `capability` on the dev queue, e.g. `nvidia.com/gpu: 8`.";
     info_.facts = {
         "Seed 9.5 (design.md §1): Queue weight and capability; borrow limits on dev/test queues.",
         "facts/kubernetes-and-queues.md §3 — ClusterQueue `flavors[].resources[]` `{name, nominalQuota, "
         "borrowingLimit, lendingLimit}`; v1beta1 `spec.cohort` → v1beta2 `spec.cohortName` (kueue "
         "`apis/kueue/v1beta2/clusterqueue_types.go` @ff69552e).",
+        "Cohort, read at kubernetes-sigs/kueue v0.19.2 (the same at @ff69552e): `apis/kueue/v1beta2/cohort_types.go` "
+        "(\"BorrowingLimit limits how much members of this Cohort subtree can borrow from the parent subtree\"; "
+        "limits only with a parent, else the webhook rejects them: `pkg/webhooks/cohort_webhook.go`).",
         "facts/kubernetes-and-queues.md §2 — Volcano Queue `capability`, `reclaimable` (mutating "
         "webhook default true). The Volcano API: \"Reclaimable indicate whether the queue can be "
         "reclaimed by other queue\" (read with `search`): `reclaimable: false` keeps what the queue "
@@ -54,7 +61,8 @@ class QueueBorrowLimitMissing final : public Rule {
                   "RE2 matched (partially) against the queue's name and label values to tell dev/test queues",
                   std::nullopt, std::nullopt},
     };
-    info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"scheduling.volcano.sh", "Queue"}};
+    info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "Cohort"},
+                    KindRef{"scheduling.volcano.sh", "Queue"}};
     info_.example_bad = R"(apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata:
@@ -92,10 +100,23 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const bool cq = queue::is_cluster_queue(obj);
-    if (!cq && !queue::is_volcano_queue(obj)) return;
+    const bool cohort = queue::is_kueue_cohort(obj);
+    if (!cq && !cohort && !queue::is_volcano_queue(obj)) return;
     const std::string why = dev_reason(obj, ctx.params().regex("devQueuePattern"));
     if (why.empty()) return;
     const auto& gpus = ctx.settings().gpu_resources;
+    if (cohort) {
+      const queue::CohortParent parent = queue::cohort_parent(obj);
+      if (parent.name.empty()) return;
+      for (const auto& fr : queue::flavor_resources(obj)) {
+        if (!gpus.matches(fr.resource) || !member(fr.body, "borrowingLimit").is_null()) continue;
+        ctx.report(fr.pointer, "Cohort " + obj.name + " is a dev/test cohort (" + why + ") under " + parent.name + ", and " +
+                                   fr.resource + " in flavor " + fr.flavor +
+                                   " has no borrowingLimit: its subtree can borrow every unused " + fr.resource + " of " +
+                                   parent.name + "'s tree; set a borrowingLimit (seed 9.5: borrow limits on dev/test queues)");
+      }
+      return;
+    }
     if (cq) {
       const queue::CohortRef cohort = queue::cluster_queue_cohort(obj);
       if (cohort.name.empty()) return;

@@ -86,6 +86,15 @@ CohortRef cluster_queue_cohort(const Object& cq) {
   return out;
 }
 
+bool is_kueue_cohort(const Object& obj) { return obj.is(kKueueGroup, "Cohort"); }
+
+CohortParent cohort_parent(const Object& cohort) {
+  CohortParent out;
+  out.field = cohort.gvk.version == "v1alpha1" ? "parent" : "parentName";
+  if (auto s = engine::string_at(engine::member(cohort.root(), "spec"), out.field)) out.name = std::string(*s);
+  return out;
+}
+
 std::vector<FlavorResource> flavor_resources(const Object& cq) {
   std::vector<FlavorResource> out;
   const engine::Node groups = engine::path(cq.root(), {"spec", "resourceGroups"});

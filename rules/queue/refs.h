@@ -59,7 +59,16 @@ struct CohortRef {
 };
 [[nodiscard]] CohortRef cluster_queue_cohort(const engine::Object& cq);
 
-// One `resources[]` entry of a ClusterQueue flavor.
+// Kueue's Cohort (cluster-scoped; kueue.x-k8s.io v1beta2 and v1beta1, and v1alpha1 before Kueue 0.13).
+[[nodiscard]] bool is_kueue_cohort(const engine::Object& obj);
+// A Cohort's parent: `spec.parentName` (v1beta1, v1beta2), `spec.parent` (v1alpha1); "" when none.
+struct CohortParent {
+  std::string name;
+  std::string field;  // "parentName" or "parent"
+};
+[[nodiscard]] CohortParent cohort_parent(const engine::Object& cohort);
+
+// One `resources[]` entry of a ClusterQueue (or Cohort) flavor.
 struct FlavorResource {
   engine::Node body;                   // the entry: {name, nominalQuota, borrowingLimit, lendingLimit}
   std::string pointer;                 // "/spec/resourceGroups/0/flavors/1/resources/2"
