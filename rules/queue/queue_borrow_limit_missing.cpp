@@ -2,7 +2,12 @@
 
 #include <re2/re2.h>
 
+#include <set>
+
+#include "engine/inventory.h"
+
 #include "rules/all.h"
+#include "rules/queue/kai_queue.h"
 #include "rules/queue/refs.h"
 
 namespace gpuguard::rules {
@@ -10,6 +15,23 @@ namespace gpuguard::rules {
 namespace {
 
 using namespace engine;
+
+// KAI Queues seen in check: a dev/test queue with gpu.limit -1 is reported in finish unless an
+// ancestor's limit bounds it (KAI checks the limit of the job's queue and of every ancestor).
+struct KaiPending {
+  ObjectRef ref;
+  std::string pointer;
+  Pos pos;
+  std::string name;
+  std::string parent;
+  std::string why;
+};
+
+struct KaiState final : RuleState {
+  engine::Records<KaiPending> pending;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { engine::append(pending, static_cast<KaiState&>(later).pending); }
+};
 
 constexpr std::string_view kDefaultDevPattern = "(^|[-_.])(dev|test|sandbox|debug|experiment)([-_.]|$)";
 
@@ -63,6 +85,23 @@ class QueueBorrowLimitMissing final : public Rule {
     };
     info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "Cohort"},
                     KindRef{"scheduling.volcano.sh", "Queue"}};
+    // KAI Scheduler (its own lines, kept apart from the Kueue and Volcano ones above).
+    info_.rationale +=
+        "\n\n**KAI Scheduler** (`scheduling.run.ai/v2` Queue): beyond its `spec.resources.gpu.quota` a queue takes "
+        "idle GPUs over quota (shared by `overQuotaWeight`, reclaimable by other queues) up to `gpu.limit`; "
+        "`limit: -1` means no limit. A dev/test queue with `gpu.limit: -1` whose ancestors (`parentQueue`) set no "
+        "GPU limit either can take every idle GPU of the cluster. KAI checks the limit of the job's queue and of "
+        "each ancestor (`isOverLimit` in `pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go`, "
+        "NVIDIA/KAI-Scheduler @72de64fc, v0.13.0-rc1+142): an ancestor's limit bounds the queue, and one not in "
+        "the input is taken as unbounded. An unset `limit` is 0 in KAI's code, not -1 (see "
+        "`queue-capability-missing`), so only `-1` is reported here.";
+    info_.remediation += " KAI: set `spec.resources.gpu.limit` on the dev queue (or a parent) to a bound instead of -1.";
+    info_.facts.push_back(
+        "facts/modern-stack.md §2 — KAI Queue `spec.resources.gpu.{quota, limit, overQuotaWeight}`, `-1` unlimited, "
+        "`parentQueue`; re-read at NVIDIA/KAI-Scheduler @72de64fc: `pkg/apis/scheduling/v2/resources.go`, "
+        "`max_allowed_check.go` (resultsOverLimit walks the parent chain).");
+    info_.checks.push_back(KindRef{std::string(sched::kKaiQueueGroup), "Queue"});
+    info_.reads.push_back(KindRef{std::string(sched::kKaiQueueGroup), "Queue"});
     info_.example_bad = R"(apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata:
@@ -98,7 +137,13 @@ spec:
 
   const RuleInfo& info() const override { return info_; }
 
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<KaiState>(); }
+
   void check(const Object& obj, CheckContext& ctx) const override {
+    if (sched::is_kai_queue(obj)) {
+      check_kai(obj, ctx);
+      return;
+    }
     const bool cq = queue::is_cluster_queue(obj);
     const bool cohort = queue::is_kueue_cohort(obj);
     if (!cq && !cohort && !queue::is_volcano_queue(obj)) return;
@@ -145,7 +190,51 @@ spec:
                    "; set e.g. `capability: {nvidia.com/gpu: N}` (seed 9.5: borrow limits on dev/test queues)");
   }
 
+ void finish(FinishContext& ctx) const override {
+    auto* st = static_cast<KaiState*>(ctx.state());
+    if (!st || st->pending.empty()) return;
+    const Inventory& inv = ctx.inventory();
+    for (const auto& p : st->pending) {
+      // The first ancestor whose GPU limit is not -1 bounds the queue (an unset limit is 0).
+      std::string bound;
+      std::string missing;
+      std::set<std::string, std::less<>> seen{p.name};
+      for (std::string parent = p.parent; !parent.empty() && seen.insert(parent).second;) {
+        const Object* q = inv.find(sched::kKaiQueueGroup, "Queue", "", parent);
+        if (!q) {
+          missing = parent;
+          break;
+        }
+        const queue::KaiGpu g = queue::kai_gpu(*q);
+        if (g.odd || !g.limit || *g.limit != queue::kKaiUnlimited) {
+          bound = parent;
+          break;
+        }
+        parent = std::string(string_at(member(q->root(), "spec"), "parentQueue").value_or(""));
+      }
+      if (!bound.empty()) continue;
+      ctx.report(p.ref, p.pointer, p.pos,
+                 "KAI Queue " + p.name + " is a dev/test queue (" + p.why + ") with gpu.limit -1 (no limit)" +
+                     (p.parent.empty() ? std::string()
+                                       : missing.empty() ? ", and no ancestor sets a GPU limit"
+                                                         : ", and its parent chain reaches " + missing + ", which is not in the input") +
+                     ": beyond its quota it can take every idle GPU of the cluster, until other queues reclaim them; set "
+                     "gpu.limit to a bound (seed 9.5: borrow limits on dev/test queues)");
+    }
+  }
+
  private:
+  void check_kai(const Object& obj, CheckContext& ctx) const {
+    const std::string why = dev_reason(obj, ctx.params().regex("devQueuePattern"));
+    if (why.empty()) return;
+    const queue::KaiGpu g = queue::kai_gpu(obj);
+    if (g.odd || g.limit != std::optional<double>(queue::kKaiUnlimited)) return;
+    const std::string pointer = "/spec/resources/gpu/limit";
+    static_cast<KaiState*>(ctx.state())
+        ->pending.push_back(KaiPending{ctx.ref(), pointer, ctx.position_of(pointer), obj.name,
+                                       std::string(string_at(member(obj.root(), "spec"), "parentQueue").value_or("")), why});
+  }
+
   static std::string dev_reason(const Object& obj, const re2::RE2* re) {
     if (!re) return "";
     if (RE2::PartialMatch(obj.name, *re)) return "its name matches devQueuePattern";

@@ -1,6 +1,7 @@
 // queue-capability-missing: a Volcano Queue without a GPU capability.
 
 #include "rules/all.h"
+#include "rules/queue/kai_queue.h"
 #include "rules/queue/refs.h"
 
 namespace gpuguard::rules {
@@ -16,7 +17,9 @@ class QueueCapabilityMissing final : public Rule {
     info_.severity = Severity::warning;
     info_.category = "queue";
     info_.seed = "9.5";
-    info_.summary = "A Volcano Queue sets no `capability` for any GPU resource, so one user can fill every GPU";
+    info_.summary =
+        "A Volcano Queue sets no `capability` for any GPU resource, so one user can fill every GPU; a KAI Scheduler "
+        "Queue has a GPU quota and no GPU `limit`, which KAI reads as 0";
     info_.rationale =
         "The seed's fourth layer is the queue: its weight shares the cluster, its `capability` caps "
         "it (\"rate-limit: keep one user from filling the queue\", 9.5). `capability` is a Volcano "
@@ -25,7 +28,18 @@ class QueueCapabilityMissing final : public Rule {
         "restricted\"). A queue without a GPU capability lets its jobs take every idle GPU of the "
         "cluster, and keep them until reclaim (or forever, with `reclaimable: false`).\n\n"
         "Queues with a `parent` other than `root` are skipped: they are bounded by their ancestors' "
-        "capability, and the ancestor gets the finding.";
+        "capability, and the ancestor gets the finding.\n\n"
+        "**KAI Scheduler** (`scheduling.run.ai/v2` Queue): the ceiling is `spec.resources.gpu.limit`, `-1` for none. "
+        "KAI's docs disagree on an unset limit (`docs/queues/README.md`: \"0 or unset → No additional resources "
+        "allowed (default)\", and under its last example \"default value is -1\"); its code reads an unset limit as "
+        "0: the field is a float64 with no default in the API (`pkg/apis/scheduling/v2/resources.go`) or the CRD, "
+        "the proportion plugin copies it into the queue's MaxAllowed (`pkg/scheduler/plugins/proportion/"
+        "proportion.go`, createQueueResourceAttrs), and `isOverLimit` (`capacity_policy/max_allowed_check.go`) "
+        "refuses any job asking for a GPU when MaxAllowed is not -1 and below allocated + requested, for the "
+        "job's queue and every ancestor (NVIDIA/KAI-Scheduler @72de64fc, v0.13.0-rc1+142; the same at v0.13.0; "
+        "inferred from the code, not run). A queue given a GPU `quota` (or `-1`) but no `limit` (or `limit: 0`) "
+        "therefore runs no GPU job, nor do its children: its quota is never used. The upstream examples all "
+        "write `limit` (`docs/quickstart/default-queues.yaml`: `-1`).";
     info_.remediation =
         "Add a GPU ceiling to `spec.capability`, e.g. `nvidia.com/gpu: 16`, sized to the team's "
         "share; keep `deserved` (capacity plugin) or `weight` (proportion plugin) for the fair share.";
@@ -35,8 +49,12 @@ class QueueCapabilityMissing final : public Rule {
         "facts/kubernetes-and-queues.md §2 — Queue `spec.capability` (ResourceList), `reclaimable` "
         "defaulted to true, `parent`; volcano `pkg/webhooks/admission/queues/validate/validate_queue.go`: "
         "a resource without capability is not restricted (read with `search`).",
+        "facts/modern-stack.md §2 — KAI Queue `spec.resources.gpu.{quota, limit}`, `-1` = unlimited; an unset limit "
+        "is 0 = MaxAllowed in the code [I], re-read at NVIDIA/KAI-Scheduler @72de64fc: `pkg/apis/scheduling/v2/"
+        "resources.go`, `pkg/scheduler/plugins/proportion/proportion.go` (createQueueResourceAttrs), "
+        "`pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go` (isOverLimit, resultsOverLimit).",
     };
-    info_.checks = {KindRef{"scheduling.volcano.sh", "Queue"}};
+    info_.checks = {KindRef{"scheduling.volcano.sh", "Queue"}, KindRef{std::string(sched::kKaiQueueGroup), "Queue"}};
     info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
 metadata:
@@ -61,6 +79,10 @@ spec:
   const RuleInfo& info() const override { return info_; }
 
   void check(const Object& obj, CheckContext& ctx) const override {
+    if (sched::is_kai_queue(obj)) {
+      check_kai(obj, ctx);
+      return;
+    }
     if (!queue::is_volcano_queue(obj)) return;
     const Node spec = member(obj.root(), "spec");
     if (spec) {
@@ -81,6 +103,20 @@ spec:
   }
 
  private:
+  // A GPU quota (or -1) with no GPU limit, or limit 0: KAI reads an unset limit as 0.
+  static void check_kai(const Object& obj, CheckContext& ctx) {
+    const queue::KaiGpu g = queue::kai_gpu(obj);
+    if (g.odd || !g.quota || *g.quota == 0) return;
+    if (g.limit && *g.limit != 0) return;
+    const std::string quota = *g.quota == queue::kKaiUnlimited ? std::string("-1 (unlimited)") : queue::kai_amount(*g.quota);
+    ctx.report(g.limit ? "/spec/resources/gpu/limit" : g.pointer,
+               "KAI Queue " + obj.name + " has GPU quota " + quota + " and " +
+                   (g.limit ? std::string("gpu.limit 0") : std::string("no gpu.limit, which KAI's scheduler reads as 0 (not -1)")) +
+                   ": KAI refuses every job that asks for a GPU in this queue or its children as over limit "
+                   "(isOverLimit: limit < allocated + requested), so the quota is never used; set gpu.limit to at least the "
+                   "quota, or -1 for no limit (KAI's example queues write -1)");
+  }
+
   RuleInfo info_;
 };
 
