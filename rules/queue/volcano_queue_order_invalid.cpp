@@ -284,7 +284,7 @@ spec:
         continue;
       }
       check_depth(queues, q, max_depth, ctx);
-      check_capability(queues, q, focused, ctx);
+      check_capability(queues, q, max_depth, focused, ctx);
     }
     for (const auto& [pname, kids] : children) {
       auto parent = queues.find(pname);
@@ -318,14 +318,15 @@ spec:
   }
 
   // validateChildAgainstAncestor / validateChildrenConstraints: each capped resource against the
-  // nearest ancestor that caps it above 0.
-  static void check_capability(const Queues& queues, const QueueInfo& q, bool focused, FinishContext& ctx) {
+  // nearest ancestor that caps it above 0, looked for among at most max_depth ancestors (deeper
+  // chains are refused for their depth), so a long chain in the input costs linear time per queue.
+  static void check_capability(const Queues& queues, const QueueInfo& q, int64_t max_depth, bool focused, FinishContext& ctx) {
     for (const auto& [r, mine] : q.cap) {
       if (mine.is_zero()) continue;
       const QueueInfo* anc = nullptr;
       std::string parent = q.parent;
       std::set<std::string, std::less<>> seen{q.obj->name};
-      while (!parent.empty() && seen.insert(parent).second) {
+      for (int64_t steps = 0; !parent.empty() && steps < max_depth && seen.insert(parent).second; ++steps) {
         auto it = queues.find(parent);
         if (it == queues.end()) break;
         if (auto c = it->second.cap.find(r); c != it->second.cap.end() && !c->second.is_zero()) {
