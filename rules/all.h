@@ -22,6 +22,7 @@ std::unique_ptr<const engine::Rule> make_gpu_request_limit_mismatch();
 std::unique_ptr<const engine::Rule> make_gpu_toleration_missing();
 std::unique_ptr<const engine::Rule> make_gpu_topology_large_request();
 std::unique_ptr<const engine::Rule> make_kai_gpu_sharing_invalid();
+std::unique_ptr<const engine::Rule> make_kai_nonpreemptible_over_quota();
 std::unique_ptr<const engine::Rule> make_kueue_cohort_cycle();
 std::unique_ptr<const engine::Rule> make_kueue_gpu_not_covered();
 std::unique_ptr<const engine::Rule> make_kueue_lending_over_nominal();

@@ -21,6 +21,7 @@ engine::Registry make_registry() {
   rules.push_back(make_gpu_toleration_missing());
   rules.push_back(make_gpu_topology_large_request());
   rules.push_back(make_kai_gpu_sharing_invalid());
+  rules.push_back(make_kai_nonpreemptible_over_quota());
   rules.push_back(make_kueue_cohort_cycle());
   rules.push_back(make_kueue_gpu_not_covered());
   rules.push_back(make_kueue_lending_over_nominal());
