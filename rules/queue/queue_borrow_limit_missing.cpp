@@ -59,7 +59,8 @@ class QueueBorrowLimitMissing final : public Rule {
         "- **Volcano**: `capability` is a Queue's only hard ceiling; without a GPU capability the "
         "queue can grow to every idle GPU of the cluster. With `reclaimable: true` (the default) "
         "other queues can reclaim the excess by preemption; with `reclaimable: false` they cannot, "
-        "which is worse, so both are reported.\n\n"
+        "which is worse, so both are reported. A DRA device-count key `deviceclass/<class>` of a "
+        "class in `gpuDeviceClasses` counts as a GPU capability (Volcano v1.15's capacity plugin).\n\n"
         "A queue counts as dev/test when its name, or the value of one of its labels, matches "
         "`devQueuePattern` (RE2, partial match).";
     info_.remediation =
@@ -82,6 +83,8 @@ class QueueBorrowLimitMissing final : public Rule {
         ParamSpec{"devQueuePattern", ParamType::regex, std::string(kDefaultDevPattern),
                   "RE2 matched (partially) against the queue's name and label values to tell dev/test queues",
                   std::nullopt, std::nullopt},
+        ParamSpec{"gpuDeviceClasses", ParamType::string_list, json(queue::default_gpu_device_classes()),
+                  "DeviceClasses whose Volcano DRA count key (`deviceclass/<class>`) caps GPUs", std::nullopt, std::nullopt},
     };
     info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "Cohort"},
                     KindRef{"scheduling.volcano.sh", "Queue"}};
@@ -178,9 +181,10 @@ spec:
     }
     const Node spec = member(obj.root(), "spec");
     const Node cap = member(spec, "capability");
+    const auto& classes = ctx.params().strings("gpuDeviceClasses");
     if (cap.is_object())
       for (const auto [name, value] : cap.items())
-        if (gpus.matches(name)) return;
+        if (queue::volcano_gpu_key(name, gpus, classes)) return;
     const auto reclaimable = bool_at(spec, "reclaimable");
     const bool kept = reclaimable.has_value() && !*reclaimable;
     ctx.report(cap ? "/spec/capability" : spec ? "/spec" : "",

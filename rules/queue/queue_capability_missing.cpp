@@ -29,6 +29,14 @@ class QueueCapabilityMissing final : public Rule {
         "cluster, and keep them until reclaim (or forever, with `reclaimable: false`).\n\n"
         "Queues with a `parent` other than `root` are skipped: they are bounded by their ancestors' "
         "capability, and the ancestor gets the finding.\n\n"
+        "GPUs requested through Dynamic Resource Allocation are capped by Volcano's DRA keys "
+        "(capacity plugin, v1.15): `deviceclass/<DeviceClass>` caps the devices of that class the "
+        "queue's claims hold. Such a key counts as a GPU capability when its class is in "
+        "`gpuDeviceClasses` (NVIDIA's DRA driver classes by default). The consumable-capacity keys "
+        "(`memory.deviceclass/<class>`, ...) cap one dimension of the devices, not their number, and "
+        "do not count. The capacity plugin enforces the DRA keys when the DynamicResourceAllocation "
+        "feature gate is on (GA in Kubernetes 1.34) unless `capacity.DynamicResourceAllocationEnable` "
+        "is false; the proportion plugin ignores them.\n\n"
         "**KAI Scheduler** (`scheduling.run.ai/v2` Queue): the ceiling is `spec.resources.gpu.limit`, `-1` for none. "
         "KAI's docs disagree on an unset limit (`docs/queues/README.md`: \"0 or unset → No additional resources "
         "allowed (default)\", and under its last example \"default value is -1\"); its code reads an unset limit as "
@@ -49,10 +57,20 @@ class QueueCapabilityMissing final : public Rule {
         "facts/kubernetes-and-queues.md §2 — Queue `spec.capability` (ResourceList), `reclaimable` "
         "defaulted to true, `parent`; volcano `pkg/webhooks/admission/queues/validate/validate_queue.go`: "
         "a resource without capability is not restricted (read with `search`).",
+        "facts/modern-stack.md §1 — Volcano v1.15.0 capacity plugin DRA keys `deviceclass/<class>` (count) and "
+        "`<dim>.deviceclass/<class>`; re-read at volcano-sh/volcano v1.15.1 and @ed72c7c8: "
+        "`pkg/scheduler/plugins/capacity/capacity.go` (`DeviceClassCountPrefix = \"deviceclass/\"`, "
+        "`DeviceClassCapacitySep = \".deviceclass/\"`; `dynamicResourceAllocationEnable` defaults to the "
+        "DynamicResourceAllocation gate, argument `capacity.DynamicResourceAllocationEnable`), "
+        "`docs/user-guide/how_to_use_dra_quota.md` (`deviceclass/gpu.nvidia.com: \"8\"` \"device count quota\").",
         "facts/modern-stack.md §2 — KAI Queue `spec.resources.gpu.{quota, limit}`, `-1` = unlimited; an unset limit "
         "is 0 = MaxAllowed in the code [I], re-read at NVIDIA/KAI-Scheduler @72de64fc: `pkg/apis/scheduling/v2/"
         "resources.go`, `pkg/scheduler/plugins/proportion/proportion.go` (createQueueResourceAttrs), "
         "`pkg/scheduler/plugins/proportion/capacity_policy/max_allowed_check.go` (isOverLimit, resultsOverLimit).",
+    };
+    info_.params = {
+        ParamSpec{"gpuDeviceClasses", ParamType::string_list, json(queue::default_gpu_device_classes()),
+                  "DeviceClasses whose Volcano DRA count key (`deviceclass/<class>`) caps GPUs", std::nullopt, std::nullopt},
     };
     info_.checks = {KindRef{"scheduling.volcano.sh", "Queue"}, KindRef{std::string(sched::kKaiQueueGroup), "Queue"}};
     info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1
@@ -91,9 +109,10 @@ spec:
     }
     const Node cap = member(spec, "capability");
     const auto& gpus = ctx.settings().gpu_resources;
+    const auto& classes = ctx.params().strings("gpuDeviceClasses");
     if (cap.is_object())
       for (const auto [name, value] : cap.items())
-        if (gpus.matches(name)) return;
+        if (queue::volcano_gpu_key(name, gpus, classes)) return;
     std::string pointer = cap ? "/spec/capability" : spec ? "/spec" : "";
     ctx.report(pointer, "Queue " + obj.name + " has no capability for " +
                             (cap.is_object() && !cap.empty() ? std::string("any GPU resource (it caps only other resources)")

@@ -86,6 +86,20 @@ CohortRef cluster_queue_cohort(const Object& cq) {
   return out;
 }
 
+const std::vector<std::string>& default_gpu_device_classes() {
+  static const std::vector<std::string> kClasses = {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"};
+  return kClasses;
+}
+
+bool volcano_gpu_key(std::string_view name, const engine::ResourceMatcher& gpus, const std::vector<std::string>& classes) {
+  if (gpus.matches(name)) return true;
+  if (!name.starts_with(kVolcanoDeviceClassPrefix)) return false;
+  const std::string_view cls = name.substr(kVolcanoDeviceClassPrefix.size());
+  for (const auto& c : classes)
+    if (c == cls) return true;
+  return false;
+}
+
 bool is_kueue_cohort(const Object& obj) { return obj.is(kKueueGroup, "Cohort"); }
 
 CohortParent cohort_parent(const Object& cohort) {

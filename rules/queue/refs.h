@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/object.h"
+#include "engine/podspec.h"
 
 namespace gpuguard::rules::queue {
 
@@ -58,6 +59,16 @@ struct CohortRef {
   std::string misplaced;  // the other version's field, when it is written (and pruned)
 };
 [[nodiscard]] CohortRef cluster_queue_cohort(const engine::Object& cq);
+
+// Volcano's DRA device-count key in a Queue's capability/deserved/guarantee (capacity plugin,
+// v1.15): `deviceclass/<DeviceClass>`. The default GPU classes are NVIDIA DRA driver's.
+inline constexpr std::string_view kVolcanoDeviceClassPrefix = "deviceclass/";
+[[nodiscard]] const std::vector<std::string>& default_gpu_device_classes();
+// Whether a Volcano Queue resource name caps GPUs: a GPU resource (`gpus`), or the device count of
+// a DeviceClass in `classes` (`deviceclass/gpu.nvidia.com`). The consumable-capacity keys
+// (`<dim>.deviceclass/<class>`) cap a dimension, not the devices, and do not count.
+[[nodiscard]] bool volcano_gpu_key(std::string_view name, const engine::ResourceMatcher& gpus,
+                                   const std::vector<std::string>& classes);
 
 // Kueue's Cohort (cluster-scoped; kueue.x-k8s.io v1beta2 and v1beta1, and v1alpha1 before Kueue 0.13).
 [[nodiscard]] bool is_kueue_cohort(const engine::Object& obj);
