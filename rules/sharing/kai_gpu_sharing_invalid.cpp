@@ -166,6 +166,13 @@ std::optional<double> go_parse_float(std::string_view s) {
   return neg ? -v : v;
 }
 
+// A value for a message: at most 60 characters (an annotation may be 256 KiB).
+std::string shown(std::string_view v) {
+  constexpr size_t kMax = 60;
+  if (v.size() <= kMax) return std::string(v);
+  return std::string(v.substr(0, kMax - 3)) + "...";
+}
+
 // An annotation of the pod template: whether it is there, and its value.
 struct Annotation {
   bool present = false;
@@ -321,7 +328,7 @@ spec:
     const bool fractional = fraction.present || memory.present;
     if (!fractional && !count.present && !mps.present) return std::nullopt;
     auto quoted = [](const Annotation& a, std::string_view key) {
-      return std::string(key) + ": \"" + std::string(a.value) + "\"";
+      return std::string(key) + ": \"" + shown(a.value) + "\"";
     };
 
     // The mutating webhook runs first (CREATE): GetFractionContainerRef.
@@ -335,7 +342,7 @@ spec:
           if (string_at(c, "name") == std::optional<std::string_view>(container.value)) found = true;
       }
       if (!found)
-        return Refusal{container.pointer, "container with name " + std::string(container.value) + " not found for fraction request",
+        return Refusal{container.pointer, "container with name " + shown(container.value) + " not found for fraction request",
                        quoted(container, sched::kKaiGpuFractionContainerName) + " names no container or init container of the pod"};
     }
 
