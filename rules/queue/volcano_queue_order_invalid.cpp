@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -127,7 +129,14 @@ class VolcanoQueueOrderInvalid final : public Rule {
         "findings give Kubernetes quantities. A sum is reported on the last queue of the set in the "
         "input (the one whose creation Volcano would refuse when the file is applied in order), or "
         "on the queue under admission. Not checked: a parent that already runs pods "
-        "(`status.allocated`) and the older `volcano.sh/hierarchy` annotations.\n\n"
+        "(`status.allocated`).\n\n"
+        "The older hierarchy annotations are checked as the webhook checks them on every create and "
+        "update (`validateHierarchicalAttributes`): `volcano.sh/hierarchy` and "
+        "`volcano.sh/hierarchy-weights` must have as many `/`-separated levels (`… must have the same "
+        "length with …`), and each weight must be a number (`… is invalid number`) above 0 (`… must be "
+        "larger than 0`). Its other check, a new queue's path that is a prefix of an existing queue's "
+        "(`… is not allowed to be in the sub path of …`), depends on which was created first and is "
+        "not reported.\n\n"
         "Volcano's optional ValidatingAdmissionPolicy (`queues-validating.yaml`) is stricter (it also "
         "wants guarantee ≤ capability and every deserved resource in the capability); this rule "
         "reports only what the webhook and the CRD reject.";
@@ -198,6 +207,7 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (!queue::is_volcano_queue(obj)) return;
+    check_hierarchy_annotations(obj, ctx);
     const Node spec = member(obj.root(), "spec");
     if (!spec.is_object()) return;
     check_weight(spec, ctx);
@@ -400,6 +410,53 @@ spec:
                                                      : path(subject->root(), {"spec", "guarantee", "resource"});
     const std::string ptr = !present.is_null() ? pointer : subject == parent.obj ? "/spec" : "/spec/parent";
     ctx.report(*subject, ptr, what);
+  }
+
+  // validateHierarchicalAttributes: the older hierarchy annotations, checked on every create and
+  // update (the first error only, as Volcano returns it).
+  static void check_hierarchy_annotations(const Object& obj, CheckContext& ctx) {
+    constexpr std::string_view kPath = "volcano.sh/hierarchy";
+    constexpr std::string_view kWeights = "volcano.sh/hierarchy-weights";
+    const Node h = obj.annotation(kPath);
+    const Node w = obj.annotation(kWeights);
+    const std::string hs = h.is_string() ? std::string(h.str()) : std::string();
+    const std::string ws = w.is_string() ? std::string(w.str()) : std::string();
+    if (hs.empty() && ws.empty()) return;
+    auto split = [](const std::string& text) {  // Go strings.Split(text, "/")
+      std::vector<std::string> out;
+      size_t from = 0;
+      for (size_t at; (at = text.find('/', from)) != std::string::npos; from = at + 1) out.push_back(text.substr(from, at - from));
+      out.push_back(text.substr(from));
+      return out;
+    };
+    const auto paths = split(hs);
+    const auto weights = split(ws);
+    const std::string wptr = pointer_join("/metadata/annotations", kWeights);
+    if (paths.size() != weights.size()) {
+      ctx.report(hs.empty() ? wptr : pointer_join("/metadata/annotations", kPath),
+                 "annotation " + std::string(kPath) + " \"" + hs + "\" has " + std::to_string(paths.size()) + " level(s), " +
+                     std::string(kWeights) + " \"" + ws + "\" has " + std::to_string(weights.size()) +
+                     ": Volcano's queue webhook refuses the queue (\"" + std::string(kPath) + " must have the same length with " +
+                     std::string(kWeights) + "\")");
+      return;
+    }
+    for (const auto& weight : weights) {
+      // Go's ParseFloat; text it may accept that strtod reads differently (underscores) is left alone.
+      if (weight.find('_') != std::string::npos) continue;
+      const char* begin = weight.c_str();
+      char* end = nullptr;
+      const double v = weight.empty() || std::isspace(static_cast<unsigned char>(weight.front())) ? 0 : std::strtod(begin, &end);
+      if (weight.empty() || std::isspace(static_cast<unsigned char>(weight.front())) || end != begin + weight.size()) {
+        ctx.report(wptr, "weight \"" + weight + "\" of annotation " + std::string(kWeights) + " is not a number: Volcano's queue "
+                         "webhook refuses the queue (\"" + weight + " in the " + ws + " is invalid number\")");
+        return;
+      }
+      if (v <= 0) {
+        ctx.report(wptr, "weight \"" + weight + "\" of annotation " + std::string(kWeights) + " is not above 0: Volcano's queue "
+                         "webhook refuses the queue (\"" + weight + " in the " + ws + " must be larger than 0\")");
+        return;
+      }
+    }
   }
 
   static void check_weight(Node spec, CheckContext& ctx) {
