@@ -365,4 +365,30 @@ TEST_CASE("each rule's documented examples: the bad one fires, the good one does
   }
 }
 
+TEST_CASE("kueue-cohort-cycle and volcano-queue-order-invalid keep their messages short on a long loop or a wide parent") {
+  // A loop of 2,000 Cohorts: each of the 2,000 findings names the loop by 3 members, its size and the last.
+  std::string yaml;
+  constexpr int kLoop = 2000;
+  for (int i = 0; i < kLoop; ++i)
+    yaml += "---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: c" + std::to_string(i) +
+            "}\nspec: {parentName: c" + std::to_string((i + 1) % kLoop) + "}\n";
+  test::LintOptions o;
+  o.only_rules = {"kueue-cohort-cycle"};
+  auto r = test::lint(yaml, o);
+  REQUIRE(r.findings.size() == kLoop);
+  for (const auto& f : r.findings) CHECK(f.message.size() < 600);
+  CHECK(r.findings.front().message.find("c0 → c1 → c2 → … (2000 cohorts) → c1999 → c0") != std::string::npos);
+  // 3,000 children of one Volcano queue whose summed deserved exceeds the parent's: one finding,
+  // naming five of them.
+  yaml = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: p}\nspec: {deserved: {nvidia.com/gpu: 1}}\n";
+  for (int i = 0; i < 3000; ++i)
+    yaml += "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q" + std::to_string(i) +
+            "}\nspec: {parent: p, deserved: {nvidia.com/gpu: 1}}\n";
+  o.only_rules = {"volcano-queue-order-invalid"};
+  r = test::lint(yaml, o);
+  REQUIRE(r.findings.size() == 1);
+  CHECK(r.findings[0].message.size() < 600);
+  CHECK(r.findings[0].message.find("and 2995 more) together have deserved nvidia.com/gpu: 3000") != std::string::npos);
+}
+
 }  // TEST_SUITE

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "engine/inventory.h"
 #include "rules/all.h"
@@ -109,10 +110,15 @@ metadata:
       return pit == by_name.end() ? nullptr : pit->second;
     };
     // Walk each chain once (linear in the number of Cohorts): 0 unvisited, 1 on the current walk,
-    // 2 done. `loop` holds, for a Cohort on a loop, the loop's members in parent order; `into`,
-    // for a Cohort whose parents lead into a loop, the first Cohort of that loop it reaches.
+    // 2 done. `loop` holds, for a Cohort on a loop, the loop's members in parent order (shared by
+    // them) and its place there; `into`, for a Cohort whose parents lead into a loop, the first
+    // Cohort of that loop it reaches.
+    struct Place {
+      std::shared_ptr<const std::vector<std::string>> members;
+      size_t index = 0;
+    };
     std::map<std::string, int, std::less<>> state;
-    std::map<std::string, std::vector<std::string>, std::less<>> loop;
+    std::map<std::string, Place, std::less<>> loop;
     std::map<std::string, std::string, std::less<>> into;
     for (const auto& [start, _] : by_name) {
       if (state[start] != 0) continue;
@@ -123,8 +129,8 @@ metadata:
         int& s = state[cur];
         if (s == 1) {  // a new loop: the part of the walk from cur on
           auto from = std::find(walk.begin(), walk.end(), cur);
-          std::vector<std::string> members(from, walk.end());
-          for (const auto& m : members) loop[m] = members;
+          auto members = std::make_shared<const std::vector<std::string>>(from, walk.end());
+          for (size_t i = 0; i < members->size(); ++i) loop[(*members)[i]] = Place{members, i};
           reached = cur;
           break;
         }
@@ -146,13 +152,20 @@ metadata:
     }
     if (loop.empty()) return;
 
-    // The loop in parent order, from `first` (one of its members) round to `first` again.
-    auto chain = [](const std::vector<std::string>& members, const std::string& first) {
-      const size_t n = members.size();
-      const size_t at = static_cast<size_t>(std::find(members.begin(), members.end(), first) - members.begin()) % n;
+    // The loop in parent order from a member round to it again; a long loop shows its first
+    // three members, the count and the last (a message per member must not hold the whole loop).
+    auto chain = [](const Place& p) {
+      const auto& m = *p.members;
+      const size_t n = m.size();
+      auto at = [&](size_t i) -> const std::string& { return m[(p.index + i) % n]; };
       std::string out;
-      for (size_t i = 0; i < n; ++i) out += members[(at + i) % n] + " → ";
-      return out + members[at];
+      if (n <= 6) {
+        for (size_t i = 0; i < n; ++i) out += at(i) + " → ";
+      } else {
+        for (size_t i = 0; i < 3; ++i) out += at(i) + " → ";
+        out += "… (" + std::to_string(n) + " cohorts) → " + at(n - 1) + " → ";
+      }
+      return out + at(0);
     };
     const std::vector<const Object*>* focused = ctx.focused();
     auto wanted = [&](const Object& o) { return !focused || ctx.in_focus(o); };
@@ -163,12 +176,12 @@ metadata:
       if (auto it = loop.find(c->name); it != loop.end()) {
         ctx.report(*c, ptr,
                    "Cohort " + c->name + "'s " + parent.field + " " + parent.name + " closes a loop of cohorts (" +
-                       chain(it->second, c->name) + "): Kueue disables every Cohort and ClusterQueue of the tree and admits no "
+                       chain(it->second) + "): Kueue disables every Cohort and ClusterQueue of the tree and admits no "
                        "workload until the loop is broken (\"If a cycle is created, we disable all members of the Cohort, "
                        "including ClusterQueues\")");
       } else if (auto jt = into.find(c->name); jt != into.end()) {
         ctx.report(*c, ptr,
-                   "Cohort " + c->name + "'s parents lead into a loop of cohorts (" + chain(loop.at(jt->second), jt->second) +
+                   "Cohort " + c->name + "'s parents lead into a loop of cohorts (" + chain(loop.at(jt->second)) +
                        "): Kueue treats it as part of the cycle and admits nothing in its subtree until the loop is broken");
       }
     }
@@ -182,7 +195,7 @@ metadata:
       if (reached.empty()) continue;
       ctx.report(*cq, "/spec/" + cohort.field,
                  "ClusterQueue " + cq->name + " is in cohort " + cohort.name + ", whose parents form a loop (" +
-                     chain(loop.at(reached), reached) + "): Kueue marks the ClusterQueue inactive (HasCycle) and admits none of "
+                     chain(loop.at(reached)) + "): Kueue marks the ClusterQueue inactive (HasCycle) and admits none of "
                      "its workloads until the loop is broken");
     }
   }

@@ -391,8 +391,9 @@ spec:
       for (const auto& [r, _] : over) gives = gives || (k->*field).count(r) > 0;
       if (!gives) continue;
       set.push_back(k->obj);
-      from += (from.empty() ? "" : ", ") + k->obj->name;
+      if (set.size() <= 6) from += (from.empty() ? "" : ", ") + k->obj->name;
     }
+    if (set.size() > 6) from += " and " + std::to_string(set.size() - 6) + " more";
     std::string limit_text;  // the parent's amounts of the exceeded resources
     for (const auto& [r, _] : over) {
       auto l = limit.find(r);
