@@ -94,8 +94,8 @@ const std::vector<Row>& table() {
   static const std::vector<Row> rows = {
       {"validating", "workloads.validate.gpuguard.io",
        "CREATE, UPDATE of every kind a rule checks but Nodes and ConfigMaps: Pods and the kinds with a pod template, "
-       "ResourceQuotas, LimitRanges, PriorityClasses, PodGroups, Volcano Queues, Kueue ClusterQueues and LocalQueues, "
-       "ClusterPolicies, PrometheusRules",
+       "ResourceQuotas, LimitRanges, PriorityClasses, PodGroups, Volcano Queues, Kueue ClusterQueues, Cohorts and "
+       "LocalQueues, ClusterPolicies and NVIDIADrivers, PrometheusRules",
        "webhook.failurePolicy", "webhook.timeoutSeconds", {"not-node-identity", "not-terminating"},
        "what users and their tools submit: you choose whether it is admitted unchecked (Ignore) or refused (Fail) while "
        "gpuguard is down"},
