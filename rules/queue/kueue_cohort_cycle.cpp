@@ -95,6 +95,11 @@ metadata:
   const RuleInfo& info() const override { return info_; }
 
   void finish(FinishContext& ctx) const override {
+    // The webhook: nothing to say unless a Cohort or ClusterQueue is under admission.
+    if (const auto* focus = ctx.focused(); focus && std::none_of(focus->begin(), focus->end(), [](const Object* o) {
+          return queue::is_kueue_cohort(*o) || queue::is_cluster_queue(*o);
+        }))
+      return;
     const Inventory& inv = ctx.inventory();
     const std::vector<const Object*> cohorts = inv.list(kGroup, "Cohort");
     if (cohorts.empty()) return;

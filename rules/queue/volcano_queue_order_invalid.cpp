@@ -264,6 +264,10 @@ spec:
   }
 
   void finish(FinishContext& ctx) const override {
+    // The webhook: nothing to say unless a Volcano Queue is under admission.
+    if (const auto* focus = ctx.focused();
+        focus && std::none_of(focus->begin(), focus->end(), [](const Object* o) { return queue::is_volcano_queue(*o); }))
+      return;
     const Inventory& inv = ctx.inventory();
     std::map<std::string, QueueInfo, std::less<>> queues;
     for (const Object* o : inv.list(queue::kVolcanoSchedulingGroup, "Queue")) {
