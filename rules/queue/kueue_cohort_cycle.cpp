@@ -162,6 +162,7 @@ metadata:
     auto chain = [](const Place& p) {
       const auto& m = *p.members;
       const size_t n = m.size();
+      if (n == 0) return std::string();  // a loop has a member; said for the analyzer
       auto at = [&](size_t i) -> const std::string& { return m[(p.index + i) % n]; };
       std::string out;
       if (n <= 6) {
