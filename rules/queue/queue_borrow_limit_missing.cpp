@@ -78,6 +78,10 @@ class QueueBorrowLimitMissing final : public Rule {
         "webhook default true). The Volcano API: \"Reclaimable indicate whether the queue can be "
         "reclaimed by other queue\" (read with `search`): `reclaimable: false` keeps what the queue "
         "took, so a dev queue without GPU capability is reported whatever its `reclaimable`.",
+        // KAI Scheduler (in the list: g++ 12 -O2 reports a false -Warray-bounds on a push_back here).
+        "facts/modern-stack.md §2 — KAI Queue `spec.resources.gpu.{quota, limit, overQuotaWeight}`, `-1` unlimited, "
+        "`parentQueue`; re-read at NVIDIA/KAI-Scheduler @72de64fc: `pkg/apis/scheduling/v2/resources.go`, "
+        "`max_allowed_check.go` (resultsOverLimit walks the parent chain).",
     };
     info_.params = {
         ParamSpec{"devQueuePattern", ParamType::regex, std::string(kDefaultDevPattern),
@@ -99,10 +103,6 @@ class QueueBorrowLimitMissing final : public Rule {
         "the input is taken as unbounded. An unset `limit` is 0 in KAI's code, not -1 (see "
         "`queue-capability-missing`), so only `-1` is reported here.";
     info_.remediation += " KAI: set `spec.resources.gpu.limit` on the dev queue (or a parent) to a bound instead of -1.";
-    info_.facts.push_back(
-        "facts/modern-stack.md §2 — KAI Queue `spec.resources.gpu.{quota, limit, overQuotaWeight}`, `-1` unlimited, "
-        "`parentQueue`; re-read at NVIDIA/KAI-Scheduler @72de64fc: `pkg/apis/scheduling/v2/resources.go`, "
-        "`max_allowed_check.go` (resultsOverLimit walks the parent chain).");
     info_.checks.push_back(KindRef{std::string(sched::kKaiQueueGroup), "Queue"});
     info_.reads.push_back(KindRef{std::string(sched::kKaiQueueGroup), "Queue"});
     info_.example_bad = R"(apiVersion: kueue.x-k8s.io/v1beta2
