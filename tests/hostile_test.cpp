@@ -240,10 +240,16 @@ void lengthen_all(json& v, size_t factor, const std::string& key = "") {
 
 }  // namespace
 
+// How long the complexity tests below make a list (items) and a file (bytes). Under the
+// sanitizers an eighth: there they look for memory errors on large objects, and the plain build
+// judges the growth (at full size, under ASan, the two took over 10 minutes).
+constexpr size_t kLongList = test::kSanitized ? 2500 : 20000;
+constexpr size_t kLongFile = test::kSanitized ? (size_t{1} << 17) : (size_t{1} << 20);
+
 TEST_CASE("every rule is linear or n log n in its object's size: its fixtures with one list or mapping made long") {
   // Each rule, on each document of its fixtures whose kind it sees (with the other documents of
   // the file beside it), with one list (containers, tasks, rules, values, ...) or keyed mapping
-  // (labels, a quota's resources, ...) at a time made 20,000 long (or ~1 MiB of JSON). When the
+  // (labels, a quota's resources, ...) at a time made kLongList long (20,000, or ~1 MiB of JSON: kLongFile). When the
   // rule takes more than 20 ms on it, it is run again on the list a quarter as long: four times
   // the items may take at most eight times the CPU time (plus 20 ms), where a rule linear in them
   // takes about four times and one quadratic sixteen. The largest growth is printed.
@@ -320,14 +326,14 @@ TEST_CASE("every rule is linear or n log n in its object's size: its fixtures wi
             return out;
           };
           ++variants;
-          Run large = run(20000, 1u << 20);
+          Run large = run(kLongList, kLongFile);
           if (large.rule < least) continue;
           ++rerun;
           Run small = run(std::max<size_t>(1, large.n / 4), SIZE_MAX);
           // CPU time on a shared machine varies with what else runs (caches): a growth past the
           // bound is measured twice more, each time taken at its least.
           for (int again = 0; again < 2 && !(large.rule < 8 * small.rule + least); ++again) {
-            large.rule = std::min(large.rule, run(20000, 1u << 20).rule);
+            large.rule = std::min(large.rule, run(kLongList, kLongFile).rule);
             small.rule = std::min(small.rule, run(std::max<size_t>(1, large.n / 4), SIZE_MAX).rule);
           }
           const double growth = large.rule / std::max(small.rule, 1e-6);
@@ -351,7 +357,7 @@ TEST_CASE("every rule is linear or n log n in its object's size: its fixtures wi
 
 TEST_CASE("every rule is linear or n log n in its object's size: its fixtures with every list and mapping made long at once") {
   // As above, with every list and keyed mapping of a document made longer together (lists inside
-  // lists in every copy), to about 1 MiB of JSON, and half the factor: the rule's CPU time may
+  // lists in every copy), to about kLongFile of JSON, and half the factor: the rule's CPU time may
   // grow at most twice as fast as the document's size or its findings (plus 20 ms), so that work
   // over two lists together (each container's mounts against the volumes) shows.
   const engine::Registry& registry = test::registry();
@@ -383,7 +389,7 @@ TEST_CASE("every rule is linear or n log n in its object's size: its fixtures wi
           }
           return text;
         };
-        // The largest factor, doubling from 2 (at most 4,096), that keeps the file within 1 MiB:
+        // The largest factor, doubling from 2 (at most 4,096), that keeps the file within kLongFile:
         // past that, the memory a large run touches would weigh on its time.
         size_t factor = 1;
         std::string large = made(1);
@@ -391,7 +397,7 @@ TEST_CASE("every rule is linear or n log n in its object's size: its fixtures wi
         for (;;) {
           if (factor >= 4096) break;
           std::string next = made(factor * 2);
-          if (next.size() > (1u << 20)) break;
+          if (next.size() > kLongFile) break;
           large = std::move(next);
           factor *= 2;
         }
