@@ -38,6 +38,9 @@ std::optional<fs::path> shared_dir() {
   return std::nullopt;
 }
 
+size_t min_json_files() { return shared_dir() ? 10 : 5; }
+size_t min_json_bytes() { return shared_dir() ? 12000 : 1000; }
+
 fs::path binary() { return GPUGUARD_BINARY; }
 
 void skip(const std::string& why) {

@@ -42,6 +42,11 @@ const engine::Registry& registry();
 // Every file of the tests, the examples and the corpus (when ../shared is there) whose name ends
 // with `extension` (".json"), sorted.
 std::vector<std::filesystem::path> test_files(std::string_view extension);
+// What the JSON differential tests must at least have read of test_files(".json"): files, and bytes
+// of the small ones (with ../shared's corpus, 10 and 12,000; without it, the tests' and examples'
+// own JSON files only: 5 and 1,000), so a test cannot pass on an emptied list.
+size_t min_json_files();
+size_t min_json_bytes();
 
 std::string read_file(const std::filesystem::path& p);
 void write_file(const std::filesystem::path& p, const std::string& text);

@@ -172,7 +172,7 @@ TEST_CASE("json_node_bound: exact for what the fast reader reads, an upper bound
   // read): exact, and the document holds its nodes and text in the room reserved for them (no
   // array grew by doubling).
   auto files = gpuguard::test::test_files(".json");
-  REQUIRE(files.size() >= 10);
+  REQUIRE(files.size() >= gpuguard::test::min_json_files());
   std::vector<std::string> texts;
   for (const auto& f : files) texts.push_back(gpuguard::test::read_file(f));
   std::string large = "[";
@@ -189,7 +189,7 @@ TEST_CASE("json_node_bound: exact for what the fast reader reads, an upper bound
     CHECK(document_bytes(*doc) == reserved_nodes(text) * PositionIndex::node_bytes() + text.size());
     ++read;
   }
-  CHECK(read >= 10);
+  CHECK(read >= gpuguard::test::min_json_files());
 }
 
 TEST_CASE("parse_json_document refuses a text whose bound is over max_nodes before it builds anything, on both paths") {
@@ -291,7 +291,7 @@ TEST_CASE("parse_json_document bounds the nesting, reads keys written twice as n
 
 TEST_CASE("parse_json reads every JSON file of the tests and the corpus as nlohmann does, itself") {
   auto files = gpuguard::test::test_files(".json");
-  REQUIRE(files.size() >= 10);
+  REQUIRE(files.size() >= gpuguard::test::min_json_files());
   for (const auto& f : files) {
     INFO("file: " << f.string());
     std::string text = gpuguard::test::read_file(f);
@@ -327,7 +327,7 @@ TEST_CASE("parse_json agrees with nlohmann after one-byte changes all through sm
       ++checked;
     }
   }
-  CHECK(checked > 12000 / stride);
+  CHECK(checked > gpuguard::test::min_json_bytes() / stride);
 }
 
 }  // TEST_SUITE

@@ -1078,6 +1078,7 @@ TEST_CASE("every rule's longest message, as a warning and as a denial: the rule 
   for (const engine::Rule* rule : test::registry().rules()) {
     const std::string id = rule->info().id;
     CAPTURE(id);
+    if (id == "schema-invalid" && !test::shared_schemas()) continue;  // its fixtures need ../shared/k8s-schemas
     std::optional<engine::Finding> longest;
     for (const auto& file : rule_fixtures(id, "disallowed")) {
       const auto fixture = lint_fixture(file);
@@ -1099,7 +1100,7 @@ TEST_CASE("every rule's longest message, as a warning and as a denial: the rule 
     CHECK(denied.size() <= limits.max_message_chars);
     CHECK(valid_utf8(denied));
   }
-  CHECK(rules == test::registry().rules().size());
+  CHECK(rules + (test::shared_schemas() ? 0 : 1) == test::registry().rules().size());
 }
 
 TEST_CASE("field paths for warnings") {
