@@ -102,7 +102,7 @@ const RuleSettings& Config::rule(std::string_view id) const {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"gpuResources", "defaultNamespace", "mig", "rules", "exclude", "webhook"};
+constexpr std::string_view kTopKeys[] = {"gpuResources", "gpuDeviceClasses", "defaultNamespace", "mig", "rules", "exclude", "webhook"};
 constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "mode", "fix", "params"};
 constexpr std::string_view kWebhookKeys[] = {"onUpdate", "failureMode", "mutate", "exemptions"};
 constexpr std::string_view kExemptionKeys[] = {"annotations", "requireReason", "allow"};
@@ -273,6 +273,23 @@ void apply_settings(Config& config) {
   for (const auto& r : config.extra_gpu_resources)
     if (std::find(patterns.begin(), patterns.end(), r) == patterns.end()) patterns.push_back(r);
   config.settings.gpu_resources = ResourceMatcher(std::move(patterns));
+  std::vector<std::string> classes = default_gpu_device_classes();
+  for (const auto& c : config.extra_gpu_device_classes)
+    if (std::find(classes.begin(), classes.end(), c) == classes.end()) classes.push_back(c);
+  config.settings.gpu_device_classes = std::move(classes);
+}
+
+// A DeviceClass name (a DNS-1123 subdomain), or `*.` and one: names ending in that suffix.
+bool valid_device_class_pattern(std::string_view s) {
+  if (s.starts_with("*.")) s.remove_prefix(2);
+  if (s.empty() || s.size() > 253) return false;
+  for (size_t start = 0; start <= s.size();) {
+    size_t end = s.find('.', start);
+    if (end == std::string_view::npos) end = s.size();
+    if (!is_dns1123_label(s.substr(start, end - start))) return false;
+    start = end + 1;
+  }
+  return true;
 }
 
 bool valid_resource_pattern(std::string_view s) {
@@ -394,6 +411,18 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
           val.error(pointer_join("/gpuResources", i),
                     "gpuResources[" + std::to_string(i) + "]: expected a resource name such as amd.com/gpu or a prefix such as nvidia.com/mig-*, got " + brief(r));
         else config.extra_gpu_resources.push_back(r.get<std::string>());
+      }
+  }
+  if (const json* g = member(root, "gpuDeviceClasses")) {
+    if (!g->is_array()) val.error("/gpuDeviceClasses", "gpuDeviceClasses: expected a list of DeviceClass names, got " + type_name(*g));
+    else
+      for (size_t i = 0; i < g->size(); ++i) {
+        const json& r = (*g)[i];
+        if (!r.is_string() || !valid_device_class_pattern(r.get<std::string>()))
+          val.error(pointer_join("/gpuDeviceClasses", i),
+                    "gpuDeviceClasses[" + std::to_string(i) + "]: expected a DeviceClass name (a DNS subdomain) such as "
+                    "gpu.example.com, or *.example.com for the names ending so, got " + brief(r));
+        else config.extra_gpu_device_classes.push_back(r.get<std::string>());
       }
   }
   if (const json* ns = member(root, "defaultNamespace")) {
@@ -656,6 +685,9 @@ std::string print_config(const Config& config, const Registry& registry) {
   out << YAML::Key << "gpuResources" << YAML::Value << YAML::BeginSeq;
   for (const auto& p : config.settings.gpu_resources.patterns()) emit_yaml_string(out, p, true);
   out << YAML::EndSeq;
+  out << YAML::Key << "gpuDeviceClasses" << YAML::Value << YAML::BeginSeq;
+  for (const auto& c : config.settings.gpu_device_classes) emit_yaml_string(out, c, true);
+  out << YAML::EndSeq;
   out << YAML::Key << "defaultNamespace" << YAML::Value;
   emit_yaml_string(out, config.settings.default_namespace);
   if (config.settings.mig_gpus && !config.settings.mig_gpus->empty()) {
@@ -872,6 +904,8 @@ json config_schema(const Registry& registry) {
   }
   std::string defaults;
   for (const auto& d : default_gpu_resources()) defaults += (defaults.empty() ? "" : ", ") + d;
+  std::string default_classes;
+  for (const auto& d : default_gpu_device_classes()) default_classes += (default_classes.empty() ? "" : ", ") + d;
   json rule_ids = json::array();
   for (const Rule* r : registry.rules()) rule_ids.push_back(r->info().id);
 
@@ -898,6 +932,12 @@ json config_schema(const Registry& registry) {
        {{"description", "Extra resource names that count as GPUs, added to " + defaults + "; a trailing * matches a prefix"},
         {"type", "array"},
         {"items", {{"type", "string"}, {"pattern", "^[A-Za-z0-9._/-]+\\*?$"}}}}},
+      {"gpuDeviceClasses",
+       {{"description", "Extra DRA DeviceClasses whose requests are GPUs, added to " + default_classes +
+                            " (and to every DeviceClass whose selectors require device.driver == 'gpu.nvidia.com'); *.suffix "
+                            "matches the names ending in .suffix"},
+        {"type", "array"},
+        {"items", {{"type", "string"}, {"pattern", "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"}, {"maxLength", 255}}}}},
       {"defaultNamespace",
        {{"description", "Namespace of objects that do not name one (like kubectl's -n): a DNS-1123 label"},
         {"type", "string"},

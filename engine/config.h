@@ -106,6 +106,7 @@ struct Config {
   std::string source;  // the file it came from; "" for the built-in defaults
   RunSettings settings;
   std::vector<std::string> extra_gpu_resources;
+  std::vector<std::string> extra_gpu_device_classes;  // `gpuDeviceClasses`, added to the defaults
   std::map<std::string, RuleSettings, std::less<>> rules;  // every registered rule
   std::vector<Exclusion> exclude;
   WebhookSettings webhook;

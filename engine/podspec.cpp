@@ -351,5 +351,13 @@ const std::vector<std::string>& default_gpu_resources() {
   return kDefaults;
 }
 
+const std::vector<std::string>& default_gpu_device_classes() {
+  // NVIDIA/k8s-dra-driver-gpu deployments/helm/.../templates/deviceclass-*.yaml @22407113
+  // (facts/modern-stack.md §1).
+  static const std::vector<std::string> kDefaults = {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com",
+                                                     "*.gpu.nvidia.com"};
+  return kDefaults;
+}
+
 }  // namespace gpuguard::engine
 

@@ -183,4 +183,10 @@ struct PodResources {
 // (renameByDefault), and MIG slices under the mixed strategy (facts/nvidia.md).
 [[nodiscard]] const std::vector<std::string>& default_gpu_resources();
 
+// The DRA DeviceClasses counted as GPU classes without configuration (engine/dra.h): NVIDIA's DRA
+// driver's (`gpu.nvidia.com`, `mig.nvidia.com`, `vfio.gpu.nvidia.com`) and names ending in
+// `.gpu.nvidia.com` (its demo's per-profile MIG classes, `mig-1g-12gb.gpu.nvidia.com`), written
+// `*.gpu.nvidia.com`.
+[[nodiscard]] const std::vector<std::string>& default_gpu_device_classes();
+
 }  // namespace gpuguard::engine

@@ -188,6 +188,8 @@ class SchemaStore;
 // Engine-wide settings every rule may read.
 struct RunSettings {
   ResourceMatcher gpu_resources{default_gpu_resources()};
+  // DRA DeviceClasses whose requests are GPUs (engine/dra.h): names, or `*.suffix` patterns.
+  std::vector<std::string> gpu_device_classes = default_gpu_device_classes();
   std::string default_namespace = "default";
   std::shared_ptr<const SchemaStore> schemas;  // `lint --schemas DIR`; null when none was given
   // MIG GPU models the config adds (`mig.gpus`), looked up before the built-in catalog.

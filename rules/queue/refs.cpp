@@ -1,5 +1,7 @@
 #include "rules/queue/refs.h"
 
+#include "engine/dra.h"
+
 #include "engine/node.h"
 #include "engine/kinds.h"
 #include "engine/positions.h"
@@ -86,18 +88,12 @@ CohortRef cluster_queue_cohort(const Object& cq) {
   return out;
 }
 
-const std::vector<std::string>& default_gpu_device_classes() {
-  static const std::vector<std::string> kClasses = {"gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"};
-  return kClasses;
-}
+const std::vector<std::string>& default_gpu_device_classes() { return engine::default_gpu_device_classes(); }
 
 bool volcano_gpu_key(std::string_view name, const engine::ResourceMatcher& gpus, const std::vector<std::string>& classes) {
   if (gpus.matches(name)) return true;
   if (!name.starts_with(kVolcanoDeviceClassPrefix)) return false;
-  const std::string_view cls = name.substr(kVolcanoDeviceClassPrefix.size());
-  for (const auto& c : classes)
-    if (c == cls) return true;
-  return false;
+  return engine::device_class_matches(name.substr(kVolcanoDeviceClassPrefix.size()), classes);
 }
 
 bool is_kueue_cohort(const Object& obj) { return obj.is(kKueueGroup, "Cohort"); }
