@@ -1,5 +1,6 @@
 // gang-priority-class-missing: a gang (Volcano PodGroup, Volcano Job, Kubeflow job) without a priority class.
 
+#include "engine/dra.h"
 #include "rules/all.h"
 #include "rules/gang/membership.h"
 #include "rules/schedulers.h"
@@ -35,13 +36,15 @@ class GangPriorityClassMissing final : public Rule {
         "Without any, KAI gives the job its default class for the kind, `train` (50, preemptible), and the "
         "message says so.\n\n"
         "A scheduler-plugins PodGroup has no priority field (its pods carry theirs) and is not checked. "
-        "With `gpuOnly` (the default) only Volcano Jobs and training jobs that request GPUs are checked.";
+        "With `gpuOnly` (the default) only Volcano Jobs and training jobs that request GPUs are checked.\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
     info_.remediation =
         "Set the field to one of the cluster's classes (e.g. `training-high`), so that gangs preempt "
         "in the intended order.";
     info_.checks = {{"scheduling.volcano.sh", "PodGroup"}, {"batch.volcano.sh", "Job"},  {"kubeflow.org", "PyTorchJob"},
                     {"kubeflow.org", "TFJob"},             {"kubeflow.org", "MPIJob"},   {"kubeflow.org", "JAXJob"},
                     {"kubeflow.org", "XGBoostJob"},        {"kubeflow.org", "PaddleJob"}};
+    info_.reads = dra_kinds();
     info_.params = {
         ParamSpec{"gpuOnly", ParamType::boolean, true, "check Volcano Jobs and training jobs only when they request GPUs",
                   std::nullopt, std::nullopt},
@@ -84,8 +87,20 @@ spec:
 
   const RuleInfo& info() const override { return info_; }
 
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<DraHeldState>(); }
+  void finish(FinishContext& ctx) const override { report_held(ctx, static_cast<DraHeldState*>(ctx.state())->held); }
+
   void check(const Object& obj, CheckContext& ctx) const override {
     const bool gpu_only = ctx.params().boolean("gpuOnly");
+    auto& held = static_cast<DraHeldState*>(ctx.state())->held;
+    // With gpuOnly, a job without GPUs in its resources but with claims: its finding waits for finish,
+    // which resolves the claims.
+    std::vector<PodClaim> dra;
+    auto gpu_or_claims = [&] {
+      if (!gpu_only || requests_gpu(obj, ctx.settings().gpu_resources)) return true;
+      dra = pod_claims(obj);
+      return !dra.empty();
+    };
     auto set = [](Node j) { return j.is_string() && !j.str().empty(); };
     const Node root = obj.root();
     const std::string at = member(root, "spec") ? "/spec" : "";
@@ -96,18 +111,18 @@ spec:
       return;
     }
     if (obj.is("batch.volcano.sh", "Job")) {
-      if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
+      if (!gpu_or_claims()) return;
       if (set(path(root, {"spec", "priorityClassName"}))) return;
       bool in_tasks = false;
       for (const auto& t : pod_templates(obj)) in_tasks = in_tasks || set(member(t.spec, "priorityClassName"));
-      ctx.report(at, std::string("Volcano Job has no spec.priorityClassName: its PodGroup, which Volcano orders and preempts, "
+      report_or_hold(ctx, held, dra, at, std::string("Volcano Job has no spec.priorityClassName: its PodGroup, which Volcano orders and preempts, "
                                  "gets the default priority") +
                          (in_tasks ? " (the tasks' priorityClassName only orders pods within the job)" : "") +
                          "; set spec.priorityClassName");
       return;
     }
     if (!gang::detail::is_kubeflow_job(obj)) return;
-    if (gpu_only && !requests_gpu(obj, ctx.settings().gpu_resources)) return;
+    if (!gpu_or_claims()) return;
     if (set(path(root, {"spec", "runPolicy", "schedulingPolicy", "priorityClass"}))) return;
     if (set(obj.label("kueue.x-k8s.io/priority-class"))) return;
     for (const auto& t : pod_templates(obj))
@@ -117,13 +132,13 @@ spec:
       for (const auto& t : pod_templates(obj))
         if (!sched::kai_priority_label(obj, t).empty()) return;
     if (kai) {
-      ctx.report(at, "training job has no priority class (the label priorityClassName on the job or a pod template, which KAI "
+      report_or_hold(ctx, held, dra, at, "training job has no priority class (the label priorityClassName on the job or a pod template, which KAI "
                      "Scheduler reads first, runPolicy.schedulingPolicy.priorityClass, a pod template's priorityClassName, or "
                      "the kueue.x-k8s.io/priority-class label): KAI gives it its default class for the kind (train, "
                      "preemptible); set one");
       return;
     }
-    ctx.report(at, "training job has no priority class (runPolicy.schedulingPolicy.priorityClass, a pod template's "
+    report_or_hold(ctx, held, dra, at, "training job has no priority class (runPolicy.schedulingPolicy.priorityClass, a pod template's "
                    "priorityClassName, or the kueue.x-k8s.io/priority-class label): it runs and is preempted with the "
                    "default priority; set one");
   }

@@ -1,5 +1,6 @@
 // gang-scheduling-missing: a distributed GPU workload that is not gang scheduled.
 
+#include "engine/dra.h"
 #include "rules/all.h"
 #include "rules/gang/membership.h"
 #include "rules/gang/podgroups.h"
@@ -65,7 +66,8 @@ class GangSchedulingMissing final : public Rule {
         "PodGroup with `minMember = minAvailable`) and are never reported. Deployments and RayServices "
         "(serving, whose replicas do not wait for each other) are not checked. A Volcano PodGroup with "
         "`minMember: 0` (or none), which Volcano accepts and never gangs, is reported here too, as is a "
-        "scheduler-plugins PodGroup without `minMember`.";
+        "scheduler-plugins PodGroup without `minMember`.\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
     info_.remediation =
         "Submit the job through Volcano (a Volcano Job, or the group annotation and `schedulerName: "
         "volcano`), label it for Kueue (`kueue.x-k8s.io/queue-name`), give a Kubeflow job "
@@ -82,6 +84,7 @@ class GangSchedulingMissing final : public Rule {
         {"scheduling.volcano.sh", "PodGroup"}, {"scheduling.x-k8s.io", "PodGroup"},
         {"leaderworkerset.x-k8s.io", "LeaderWorkerSet"},
     };
+    info_.reads = dra_kinds();
     info_.params = {
         ParamSpec{"kubeflowGangScheduling", ParamType::boolean, false,
                   "the training operator runs with `--gang-scheduler-name`, so every Kubeflow job is gang scheduled", std::nullopt,
@@ -183,6 +186,8 @@ spec:
   }
 
   const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<DraHeldState>(); }
+  void finish(FinishContext& ctx) const override { report_held(ctx, static_cast<DraHeldState*>(ctx.state())->held); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (gang::is_podgroup(obj)) {
@@ -198,15 +203,22 @@ spec:
     const auto& templates = pod_templates(obj);
     int64_t pods = 0;
     bool gpu = false;
+    std::vector<PodClaim> claims;  // of the workers without GPUs in their resources: resolved in finish
     std::string parts;
     for (const auto& t : templates) {
       if (!t.replicas) return;  // depends on the cluster
       pods = sat_add(pods, std::max<int64_t>(*t.replicas, 0));  // (the API refuses negative replicas)
-      const bool worker_gpu = requests_gpu(t, gpus) && !(obj.gvk.group == "ray.io" && (t.role == "head" || t.role == "submitter"));
+      const bool worker = !(obj.gvk.group == "ray.io" && (t.role == "head" || t.role == "submitter"));
+      const bool worker_gpu = worker && requests_gpu(t, gpus);
       gpu = gpu || worker_gpu;
+      if (worker && !worker_gpu) {
+        auto c = pod_claims(t.spec);
+        claims.insert(claims.end(), std::make_move_iterator(c.begin()), std::make_move_iterator(c.end()));
+      }
       if (!t.role.empty()) parts += (parts.empty() ? "" : ", ") + t.role + " " + std::to_string(*t.replicas);
     }
-    if (!gpu || pods < 2) return;
+    if (gpu) claims.clear();
+    if ((!gpu && claims.empty()) || pods < 2) return;
     const Params& p = ctx.params();
     const std::string kai = p.string(sched::kKaiSchedulerParam);
     if (gang::workload_membership(obj, p.boolean("kubeflowGangScheduling"), p.boolean("kuberayBatchScheduler"), kai, &gpus)) return;
@@ -236,7 +248,8 @@ spec:
     else
       remedy = "label it kueue.x-k8s.io/queue-name, or give its pods a PodGroup (Volcano: annotation scheduling.k8s.io/group-name "
                "and schedulerName volcano; coscheduling: label scheduling.x-k8s.io/pod-group)";
-    ctx.report("/spec", what + " and no gang scheduling: the scheduler binds them one at a time, so jobs can each hold part of "
+    report_or_hold(ctx, static_cast<DraHeldState*>(ctx.state())->held, claims, "/spec",
+                   what + " and no gang scheduling: the scheduler binds them one at a time, so jobs can each hold part of "
                                "the GPUs and wait for ever for the rest." + how + " To gang it, " + remedy);
   }
 
@@ -251,7 +264,12 @@ spec:
   static void check_lws(const Object& obj, CheckContext& ctx) {
     const auto& gpus = ctx.settings().gpu_resources;
     const int64_t size = sched::lws_size(obj);
-    if (size < 2 || !requests_gpu(obj, gpus)) return;
+    if (size < 2) return;
+    std::vector<PodClaim> claims;  // resolved in finish
+    if (!requests_gpu(obj, gpus)) {
+      claims = pod_claims(obj);
+      if (claims.empty()) return;
+    }
     const int64_t groups = int_at(member(obj.root(), "spec"), "replicas").value_or(1);
     if (groups < 1) return;
     const Params& p = ctx.params();
@@ -263,7 +281,7 @@ spec:
                              (groups == 1 ? " group)" : " groups)");
     if (volcano && p.boolean("lwsVolcanoGangScheduling")) {
       if (!sched::lws_leader_ready(obj)) return;
-      ctx.report("/spec/startupPolicy",
+      report_or_hold(ctx, static_cast<DraHeldState*>(ctx.state())->held, claims, "/spec/startupPolicy",
                  what + " under startupPolicy LeaderReady: the PodGroup the LeaderWorkerSet's Volcano provider makes for each "
                         "group has minMember 1 (its minResources still count the whole group), so Volcano binds the leader "
                         "alone and the workers later, one at a time, and groups can each hold part of the GPUs. Use "
@@ -276,7 +294,8 @@ spec:
       how = " schedulerName volcano alone is not enough: without the LeaderWorkerSet controller's Volcano provider "
             "(gangSchedulingManagement.schedulerProvider: volcano; then set lwsVolcanoGangScheduling), Volcano makes a "
             "PodGroup of minMember 1 for each StatefulSet of a group.";
-    ctx.report("/spec", what + " and no gang scheduling: the scheduler binds a group's pods one at a time, so groups can each "
+    report_or_hold(ctx, static_cast<DraHeldState*>(ctx.state())->held, claims, "/spec",
+                   what + " and no gang scheduling: the scheduler binds a group's pods one at a time, so groups can each "
                                "hold part of the GPUs and wait for ever for the rest." + how +
                                " To gang it, label it kueue.x-k8s.io/queue-name (one Workload per group), send its pods to KAI "
                                "Scheduler (schedulerName " + (kai.empty() ? std::string("kai-scheduler") : kai) +

@@ -1,5 +1,6 @@
 // gpu-priority-class-missing: a GPU pod template names no PriorityClass.
 
+#include "engine/dra.h"
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -21,6 +22,8 @@ struct Template {
   std::string what;
   bool has_priority = false;  // spec.priority is set: adding a class could contradict it
   bool kai = false;           // its pods go to KAI Scheduler, which reads a label first
+  // No GPU in its containers' resources, but claims: a GPU template if they resolve to GPUs (finish).
+  std::vector<PodClaim> claims;
 };
 
 struct State final : RuleState {
@@ -62,7 +65,8 @@ class GpuPriorityClassMissing final : public Rule {
         "Kubeflow's `runPolicy.schedulingPolicy.priorityClass` and Kueue's `kueue.x-k8s.io/priority-class` "
         "label do not reach the pods (they set the PodGroup's or the Kueue Workload's priority, and the "
         "training operator may gang with scheduler-plugins, whose PodGroup has no priority), so the pods "
-        "still need a class of their own.";
+        "still need a class of their own.\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
     info_.remediation =
         "Set `priorityClassName` on the pod template. The fix (and the mutating webhook, for Pods) sets the "
         "namespace's default class: `params.defaults` in the config (`{team-a: training}`), else the "
@@ -71,6 +75,7 @@ class GpuPriorityClassMissing final : public Rule {
         "for a pod that sets `spec.priority` itself.";
     info_.checks = pod_template_kinds();
     info_.reads = {KindRef{"", "Namespace"}, KindRef{"scheduling.k8s.io", "PriorityClass"}};
+    info_.reads.insert(info_.reads.end(), dra_kinds().begin(), dra_kinds().end());
     info_.has_fix = true;
     info_.reads_parts = kPartPriority | kPartLabels | kPartScheduler;  // a KubeRay object's or KAI's priority label, the schedulerName (KAI); the fix sets a class name, which it then finds
     info_.fix_settles = true;
@@ -145,7 +150,11 @@ spec:
     const std::string kai = ctx.params().string(sched::kKaiSchedulerParam);
     if (priority::inherited_pod_priority_class(obj, kai)) return;
     for (const auto& t : pod_templates(obj)) {
-      if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
+      std::vector<PodClaim> claims;
+      if (!requests_gpu(t, ctx.settings().gpu_resources)) {
+        claims = pod_claims(t.spec);  // GPUs through DRA, perhaps: decided in finish
+        if (claims.empty()) continue;
+      }
       const Node name = member(t.spec, "priorityClassName");
       if (name.is_string() && !name.str().empty()) continue;
       const bool to_kai = sched::kai_template(obj, t, kai);
@@ -157,6 +166,7 @@ spec:
       tpl.what = t.pointer.empty() ? "pod" : t.role.empty() ? "pod template" : "pod template (" + t.role + ")";
       tpl.has_priority = static_cast<bool>(member(t.spec, "priority"));
       tpl.kai = to_kai;
+      tpl.claims = std::move(claims);
       static_cast<State*>(ctx.state())->templates.push_back(std::move(tpl));
     }
   }
@@ -182,10 +192,16 @@ spec:
     }
     for (const auto& t : static_cast<State*>(ctx.state())->templates) {
       const std::string& ns = t.object.namespace_();
-      std::string msg = t.kai ? t.what + " requests GPUs and goes to KAI Scheduler but names no class (the label priorityClassName on the "
+      std::string gpus = "requests GPUs";
+      if (!t.claims.empty()) {
+        const DraGpus dra = resolve_dra_gpus(inv, ns, t.claims, ctx.settings().gpu_device_classes);
+        if (!dra.any()) continue;  // no GPU claim, or claims the input does not hold: nothing to say
+        gpus += " " + dra_summary(dra);
+      }
+      std::string msg = t.kai ? t.what + " " + gpus + " and goes to KAI Scheduler but names no class (the label priorityClassName on the "
                                          "workload or the pod, or spec.priorityClassName): KAI gives it its default class for the kind "
                                          "(train, or inference for a Deployment), so GPU preemption cannot tell it from other work of that kind (seed 9.5)"
-                              : t.what + " requests GPUs but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
+                              : t.what + " " + gpus + " but names no priorityClassName: " + (t.what == "pod" ? "it gets " : "its pods get ") + now +
                                     ", so GPU preemption cannot tell it from any other pod (seed 9.5)";
       std::string cls, from;
       if (const json* d = defaults ? member(*defaults, ns) : nullptr; d && d->is_string() && !d->get_ref<const std::string&>().empty()) {

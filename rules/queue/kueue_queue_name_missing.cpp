@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "engine/dra.h"
 #include "engine/inventory.h"
 #include "rules/all.h"
 
@@ -21,6 +22,8 @@ struct Unlabelled {
   bool has_metadata = false;
   bool has_labels = false;
   Pos pos;
+  // No GPU in its resources, but claims: a GPU workload if they resolve to GPUs (finish).
+  std::vector<PodClaim> claims;
 };
 
 struct State final : RuleState {
@@ -75,7 +78,12 @@ class KueueQueueNameMissing final : public Rule {
         "`queue-name: default` when the namespace has a LocalQueue named `default`; the rule is then "
         "silent unless `kueueDefaulting` is false (an older Kueue, or the gate turned off). Objects "
         "owned by a controller (a Job of a CronJob or JobSet, a Pod of a Job) are skipped: Kueue reads "
-        "the owner's label. For a CronJob the label belongs on `spec.jobTemplate.metadata`.";
+        "the owner's label. For a CronJob the label belongs on `spec.jobTemplate.metadata`.\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
+    info_.rationale.append(
+        " (Kueue charges DRA devices to a ClusterQueue only for a DeviceClass mapped in its configuration's "
+        "`resources.deviceClassMappings` — kubernetes-sigs/kueue `pkg/dra/claims.go` @ff69552e, facts/modern-stack.md §3 — "
+        "but without the label it does not manage the job at all.)");
     info_.remediation =
         "Add `metadata.labels: {kueue.x-k8s.io/queue-name: <local-queue>}`. The fix adds the namespace's "
         "queue from `defaultQueues` (namespace → LocalQueue), or `default` when a LocalQueue named "
@@ -97,6 +105,7 @@ class KueueQueueNameMissing final : public Rule {
                     KindRef{"kubeflow.org", "XGBoostJob"},
                     KindRef{"kubeflow.org", "PaddleJob"}};
     info_.reads = {KindRef{"kueue.x-k8s.io", "LocalQueue"}};
+    info_.reads.insert(info_.reads.end(), dra_kinds().begin(), dra_kinds().end());
     info_.facts = {
         "facts/kubernetes-and-queues.md §3 — job label `kueue.x-k8s.io/queue-name` (kueue "
         "`pkg/controller/constants/constants.go`); jobs without it are ignored unless "
@@ -179,7 +188,12 @@ spec:
 
   void check(const Object& obj, CheckContext& ctx) const override {
     auto mp = label_metadata(obj);
-    if (!mp || controlled(obj) || !requests_gpu(obj, ctx.settings().gpu_resources)) return;
+    if (!mp || controlled(obj)) return;
+    std::vector<PodClaim> claims;
+    if (!requests_gpu(obj, ctx.settings().gpu_resources)) {
+      claims = pod_claims(obj);  // GPUs through DRA, perhaps: decided in finish
+      if (claims.empty()) return;
+    }
     const Node md = mp->value;
     const Node labels = member(md, "labels");
     if (member(labels, kQueueLabel)) return;
@@ -189,6 +203,7 @@ spec:
     u.has_metadata = md.is_object();
     u.has_labels = labels.is_object();
     u.pos = ctx.position_of(u.has_labels ? u.metadata_ptr + "/labels" : u.metadata_ptr);  // a missing one: its parent
+    u.claims = std::move(claims);
     static_cast<State*>(ctx.state())->unlabelled.push_back(std::move(u));
   }
 
@@ -208,6 +223,7 @@ spec:
     std::unordered_map<std::string_view, Queues> by_namespace;
     for (const auto& u : st->unlabelled) {
       const std::string& ns = u.ref.namespace_();
+      if (!u.claims.empty() && !resolve_dra_gpus(inv, ns, u.claims, ctx.settings().gpu_device_classes).any()) continue;
       auto found = by_namespace.find(ns);
       if (found == by_namespace.end()) {
         const auto queues = inv.list("kueue.x-k8s.io", "LocalQueue", ns);

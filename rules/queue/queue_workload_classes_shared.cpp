@@ -50,7 +50,9 @@ class QueueWorkloadClassesShared final : public Rule {
         "annotation; a Ray object's `volcano.sh/queue-name` label; a Kubeflow job's "
         "`runPolicy.schedulingPolicy.queue`). One finding per shared queue, on its last workload.\n\n"
         "It needs the whole cluster, so it speaks only with a complete inventory. In the webhook it "
-        "sees only the admitted workload, so it stays quiet there.";
+        "sees only the admitted workload, so it stays quiet there.\n\n"
+        "It does not ask whether a workload uses GPUs, nor how: a workload whose GPUs come through Dynamic Resource "
+        "Allocation (`spec.resourceClaims`, no `nvidia.com/gpu` in its resources) counts like any other.";
     info_.remediation =
         "Give each class its own queue (for example `training`, `inference` and `dev` Volcano "
         "Queues, or ClusterQueues in one cohort), each with its own weight, capability and borrow "

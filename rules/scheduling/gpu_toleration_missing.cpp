@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/dra.h"
 #include "engine/podspec.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -27,12 +28,21 @@ class GpuTolerationMissing final : public Rule {
         "Where the API server runs the ExtendedResourceToleration admission plugin, it adds an "
         "`Exists`/`NoSchedule` toleration keyed by each extended resource the pod requests, before any "
         "webhook sees the pod; such a pod already tolerates `nvidia.com/gpu` and the rule is silent. "
-        "The rule matters where the plugin is off, or where the taint has another key.";
+        "The rule matters where the plugin is off, or where the taint has another key.\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
+    info_.rationale.append(
+        " NVIDIA's DRA driver taints no node itself, but GPU node pools keep their taint under DRA: the driver's "
+        "own demo clusters taint the GPU node group `nvidia.com/gpu:NoSchedule` (NVIDIA/k8s-dra-driver-gpu "
+        "`demo/clusters/eks/eksctl.yaml` @20b6961d; the GKE install gives the kubelet plugin that toleration, "
+        "`demo/clusters/gke/install-dra-driver-gpu.sh` @faca4fbc), and its demo pods tolerate it "
+        "(`demo/specs/quickstart/gpu-test-count.yaml` @4066752a). A DRA pod requests no extended resource, so "
+        "ExtendedResourceToleration adds nothing for it: the rule applies to it whether or not the plugin runs.");
     info_.remediation =
         "Add `tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]` (with your "
         "taint's key and effect), or enable the ExtendedResourceToleration admission plugin. The fix "
         "(and the mutating webhook) adds exactly that toleration, as the plugin would.";
     info_.checks = pod_template_kinds();
+    info_.reads = dra_kinds();
     info_.facts = {
         "facts/webhook.md §7 — the API server's compiled-in plugins run before the webhooks "
         "(`AllOrderedPlugins` in kubernetes `pkg/kubeapiserver/options/plugins.go`), and where "
@@ -91,12 +101,19 @@ spec:
     return std::nullopt;
   }
 
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<DraHeldState>(); }
+  void finish(FinishContext& ctx) const override { report_held(ctx, static_cast<DraHeldState*>(ctx.state())->held); }
+
   void check(const Object& obj, CheckContext& ctx) const override {
     const std::string key = ctx.params().string("taintKey");
     const std::string value = ctx.params().string("taintValue");
     const std::string effect = ctx.params().string("taintEffect");
     for (const auto& t : pod_templates(obj)) {
-      if (!requests_gpu(t, ctx.settings().gpu_resources)) continue;
+      std::vector<PodClaim> claims;  // GPUs through DRA, perhaps: the finding waits for finish
+      if (!requests_gpu(t, ctx.settings().gpu_resources)) {
+        claims = pod_claims(t.spec);
+        if (claims.empty()) continue;
+      }
       const Node tolerations = member(t.spec, "tolerations");
       const bool has_list = tolerations.is_array();
       if (has_list && std::any_of(tolerations.begin(), tolerations.end(),
@@ -117,7 +134,8 @@ spec:
         }
       }
       const std::string taint = key + (value.empty() ? "" : "=" + value) + ":" + effect;
-      ctx.report(has_list ? t.spec_pointer() + "/tolerations" : t.spec_pointer(),
+      report_or_hold(ctx, static_cast<DraHeldState*>(ctx.state())->held, claims,
+                     has_list ? t.spec_pointer() + "/tolerations" : t.spec_pointer(),
                  "requests a GPU but does not tolerate the GPU nodes' taint " + taint +
                      ": it cannot schedule on a tainted GPU node (add {key: " + key + ", operator: Exists, effect: " + effect + "})",
                  std::move(fix));

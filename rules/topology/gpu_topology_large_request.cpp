@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/dra.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/topology/common.h"
@@ -12,6 +13,20 @@ namespace {
 
 using namespace engine;
 using namespace topology;
+
+// A template without GPUs in its resources but with claims and no placement hint: decided in finish.
+struct Claiming {
+  ObjectRef ref;
+  std::string pointer;
+  Pos pos;
+  std::string scheduler;
+  std::vector<PodClaim> claims;
+};
+struct State final : RuleState {
+  Records<Claiming> claiming;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(RuleState& later) override { append(claiming, static_cast<State&>(later).claiming); }
+};
 
 class GpuTopologyLargeRequest final : public Rule {
  public:
@@ -33,13 +48,21 @@ class GpuTopologyLargeRequest final : public Rule {
         "`topo-aware-scheduler`), any Kueue topology annotation on the pod template "
         "(`kueue.x-k8s.io/podset-*-topology`), or a `nodeSelector` / required node affinity on a label "
         "in `topologyNodeLabels` (a node pool whose kubelets run a `single-numa-node` or `restricted` "
-        "Topology Manager policy). It is advice (info): many single-model nodes are fine without it.";
+        "Topology Manager policy). It is advice (info): many single-model nodes are fine without it.\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
+    info_.rationale.append(
+        " Its GPUs are the devices of its GPU requests: ExactCount's `count` (default 1), summed; a request with "
+        "`allocationMode: All` or among several `firstAvailable` alternatives is not counted (how many devices it "
+        "gets is unknown). A claim constraint `matchAttribute: resource.kubernetes.io/pcieRoot` on the requests "
+        "(NVIDIA's driver publishes that attribute, `cmd/gpu-kubelet-plugin/deviceinfo.go` @22407113) keeps them "
+        "under one PCIe root and counts as a hint.");
     info_.remediation =
         "Schedule large GPU pods with a NodeResourceTopologyMatch profile (scheduler-plugins, with the "
         "NodeResourceTopology exporter on the nodes), or with Kueue topology-aware scheduling, or "
         "select a node pool whose kubelets align devices (Topology Manager `single-numa-node` / "
         "`restricted`) and list its label in `topologyNodeLabels`.";
     info_.checks = pod_template_kinds();
+    info_.reads = dra_kinds();
     info_.facts = {
         "Seed 9.3 (design.md §1): NUMA / rack-aware scheduling via scheduler-plugins.",
         "facts/kubernetes-and-queues.md §4 — NodeResourceTopologyMatch (Filter, Score) and its scoring "
@@ -84,6 +107,28 @@ spec:
   }
 
   const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<State>(); }
+
+  void finish(FinishContext& ctx) const override {
+    const int64_t min = ctx.params().integer("minGpus");
+    for (const auto& c : static_cast<State*>(ctx.state())->claiming) {
+      const DraGpus gpus = resolve_dra_gpus(ctx.inventory(), c.ref.namespace_(), c.claims, ctx.settings().gpu_device_classes);
+      int64_t total = 0;
+      bool aligned = true;
+      for (const auto& r : gpus.requests) {
+        if (r.all || r.alternative) continue;
+        total = sat_add(total, r.count);
+        aligned = aligned && r.pcie_aligned;
+      }
+      if (total < min || aligned) continue;
+      ctx.report(c.ref, c.pointer, c.pos,
+                 "one pod asks for " + std::to_string(total) + " GPUs " + dra_summary(gpus) + " (≥ " + std::to_string(min) +
+                     ") with no topology-aware placement: scheduler " + c.scheduler + " counts devices but not their NVLink, "
+                     "PCIe and NUMA locality; add a claim constraint matchAttribute: resource.kubernetes.io/pcieRoot, use a "
+                     "NodeResourceTopologyMatch scheduler, Kueue topology-aware scheduling, or a node pool with a "
+                     "topology-aligning Topology Manager policy (topologyNodeLabels)");
+    }
+  }
 
   void check(const Object& obj, CheckContext& ctx) const override {
     const int64_t min = ctx.params().integer("minGpus");
@@ -94,7 +139,10 @@ spec:
       const auto& gpus = pod_gpus(t, ctx.settings().gpu_resources);
       Quantity total;
       for (const auto& [name, q] : gpus) total = total + q;
-      if (total < Quantity::from_int(min)) continue;
+      // GPUs through DRA, perhaps (no GPU in its resources): counted in finish.
+      std::vector<PodClaim> claims;
+      if (gpus.empty() && !requests_gpu(t, ctx.settings().gpu_resources)) claims = pod_claims(t.spec);
+      if (claims.empty() && total < Quantity::from_int(min)) continue;
       const Node spec = t.spec;
       if (auto s = string_at(spec, "schedulerName"); s && std::find(schedulers.begin(), schedulers.end(), *s) != schedulers.end())
         continue;
@@ -116,6 +164,13 @@ spec:
         if (every) hint = true;
       }
       if (hint) continue;
+      if (!claims.empty()) {
+        const std::string pointer = t.spec_pointer();
+        static_cast<State*>(ctx.state())->claiming.push_back(
+            Claiming{ctx.ref(), pointer, ctx.position_of(pointer),
+                     std::string(string_at(spec, "schedulerName").value_or("default-scheduler")), std::move(claims)});
+        continue;
+      }
       std::string what;
       for (const auto& [name, q] : gpus) what += (what.empty() ? "" : ", ") + name + ": " + q.to_string();
       std::string sched(string_at(spec, "schedulerName").value_or("default-scheduler"));

@@ -272,3 +272,54 @@ TEST_CASE("DRA: config gpuDeviceClasses adds classes, and refuses what is not a 
 }
 
 }  // TEST_SUITE
+
+
+TEST_SUITE("unit") {
+
+TEST_CASE("DRA: an admitted pod's claim template is found in the cluster state (the webhook's evaluation)") {
+  const Config config = default_config(gpuguard::test::registry());
+  const std::string pod = R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: team-a}
+spec:
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+)";
+  auto admit = [&](const std::string& state_yaml) {
+    auto base = std::make_shared<Inventory>(kinds_read(gpuguard::test::registry(), config));
+    uint32_t id = 0;
+    for (auto& o : gpuguard::test::load_objects(state_yaml)) {
+      o.id = id++;
+      const std::string ns = o.cluster_scoped() ? "" : o.namespace_;
+      base->add(std::make_shared<Object>(std::move(o)), ns);
+    }
+    EvalOptions eo;
+    eo.base = base;
+    eo.focus_on_added = true;
+    eo.only_rules = {"gpu-priority-class-missing", "gpu-toleration-missing"};
+    Evaluation eval(gpuguard::test::registry(), config, eo);
+    auto objs = gpuguard::test::load_objects(pod);
+    eval.add(std::move(objs[0]));
+    return eval.finish();
+  };
+  // The template of the pod's namespace is in the state: both rules see a GPU pod.
+  Result r = admit(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: team-a}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+)");
+  REQUIRE(r.findings.size() == 2);
+  for (const auto& f : r.findings) {
+    CHECK(f.object.name() == "p");
+    CHECK(f.message.find("through DRA (claim gpu: ResourceClaimTemplate team-a/one-gpu, DeviceClass gpu.nvidia.com)") !=
+          std::string::npos);
+  }
+  // Not in the state (or in another namespace): nothing.
+  CHECK(admit(R"(apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: team-b}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]}}}
+)").findings.empty());
+}
+
+}  // TEST_SUITE
