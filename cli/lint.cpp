@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/lint.h"
 #include "cli/output.h"
+#include "cli/render.h"
 #include "engine/evaluate.h"
 #include "engine/load.h"
 #include "engine/schema.h"
@@ -51,6 +52,8 @@ struct LintOptions {
   size_t max_file_mb = 256;
   std::string schemas;
   unsigned jobs = 0;
+  RenderOptions render;
+  unsigned render_timeout = 120;
 };
 
 bool use_color(const std::string& mode) {
@@ -88,9 +91,14 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
       return kExitUsage;
     }
   }
-  const auto inputs = engine::expand_inputs(opts.paths, diags);
+  auto inputs = engine::expand_inputs(opts.paths, diags, true);
+  RenderOptions render = opts.render;
+  render.namespace_ = opts.namespace_;
+  render.max_output_bytes = opts.max_file_mb << 20;
+  render.timeout = std::chrono::seconds(opts.render_timeout);
+  const auto maps = render_inputs(inputs, render, diags);
   return lint_and_report(inputs, config, registry, opts.complete, opts.jobs, opts.max_file_mb, *outputs, opts.report,
-                         std::move(diags), "lint");
+                         std::move(diags), "lint", maps);
 }
 
 }  // namespace
@@ -158,7 +166,8 @@ std::optional<Outputs> parse_outputs(const ReportOptions& opts, const char* comm
 
 int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Config& config, const engine::Registry& registry,
                     bool complete, unsigned jobs, size_t max_file_mb, const Outputs& outputs, const ReportOptions& opts,
-                    std::vector<engine::Diagnostic> diags, const char* command) {
+                    std::vector<engine::Diagnostic> diags, const char* command,
+                    const std::vector<std::shared_ptr<const SourceMap>>& maps) {
 #if defined(__GLIBC__) && !defined(GPUGUARD_JEMALLOC)
   // With glibc's malloc: blocks of 256 KiB and more (the growing vectors of findings and rule projections) come from
   // mmap and go back to the system when freed; glibc would otherwise raise this threshold to 32 MiB
@@ -185,6 +194,8 @@ int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Conf
     for (auto& f : finished->findings)
       if (!f.suppressed && f.annotation == engine::Finding::Annotation::not_honoured)
         f.message.append(" (").append(f.suppression).append(")");
+  // Findings on rendered charts and kustomizations go to their templates and resource files.
+  map_to_sources(*finished, maps);
   const engine::Result& result = *finished;
   if (!kTeardown) {
     // Left to the end of the process (see kTeardown).
@@ -255,6 +266,18 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
                   "threads that parse files (and parts of large files) in parallel; 0: one per core, at most 8 (default); "
                   "input under 256 KiB is read on one")
       ->check(CLI::Range(0u, 256u));
+  sub->add_option("--helm", opts->render.helm, "helm program that renders charts (folders with Chart.yaml; default: helm on PATH)");
+  sub->add_option("--kustomize", opts->render.kustomize,
+                  "kubectl or kustomize program that builds Kustomize folders (default: kubectl on PATH, else kustomize)");
+  sub->add_option("--release", opts->render.release, "release name charts are rendered with (default: release-name)");
+  sub->add_option("--values", opts->render.values, "values file for helm template, repeatable")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--set", opts->render.sets, "K=V for helm template, repeatable")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--render-timeout", opts->render_timeout, "seconds helm or kustomize may run per folder (default 120)")
+      ->check(CLI::Range(1u, 3600u));
   sub->add_option("--max-file-size", opts->max_file_mb, "largest input file in MiB (default 256)")->check(CLI::Range(1, 4096));
   sub->callback([opts, &registry, &exit_code] { exit_code = run_lint(*opts, registry); });
 }

@@ -13,7 +13,11 @@
 #include "engine/load.h"
 #include "engine/registry.h"
 
+#include <memory>
+
 namespace gpuguard::cli {
+
+class SourceMap;  // cli/render.h
 
 struct ReportOptions {
   std::vector<std::string> formats;  // "name" or "name=path"
@@ -38,6 +42,7 @@ void print_diagnostics(const std::vector<engine::Diagnostic>& diags);
 // Loads and lints the inputs, writes every report; the exit code (0, 1 findings, 2 input errors).
 int lint_and_report(const std::vector<engine::Input>& inputs, const engine::Config& config, const engine::Registry& registry,
                     bool complete, unsigned jobs, size_t max_file_mb, const Outputs& outputs, const ReportOptions& opts,
-                    std::vector<engine::Diagnostic> diags, const char* command);
+                    std::vector<engine::Diagnostic> diags, const char* command,
+                    const std::vector<std::shared_ptr<const SourceMap>>& maps = {});
 
 }  // namespace gpuguard::cli

@@ -99,10 +99,13 @@ bool read_bounded(FILE* f, size_t limit, size_t expected, std::string& out, bool
   return true;
 }
 
+std::pair<fs::path, bool> kustomization_of(const fs::path& dir);
+
 // The manifests under a folder, recursively, hidden entries and links to folders skipped. A folder
 // that cannot be listed (no permission) or read to its end is an error of its own, and the
 // listing goes on with the others: skipping it would lint fewer files than asked, silently.
-void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector<Diagnostic>& unreadable) {
+void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector<Diagnostic>& unreadable,
+                 std::vector<std::pair<fs::path, Input::Kind>>* whole = nullptr) {
   std::vector<fs::path> pending{root};
   while (!pending.empty()) {
     const fs::path folder = std::move(pending.back());
@@ -123,7 +126,9 @@ void list_folder(const fs::path& root, std::vector<fs::path>& found, std::vector
       // entry's type comes from the listing where the file system gives it: no stat for most.
       std::error_code entry_ec;
       if (!it->is_symlink(entry_ec) && !entry_ec && it->is_directory(entry_ec)) {
-        pending.push_back(entry);
+        const Input::Kind kind = whole ? folder_kind(entry) : Input::Kind::file;
+        if (kind != Input::Kind::file) whole->emplace_back(entry, kind);
+        else if (!whole || !kustomization_of(entry).second) pending.push_back(entry);  // a Component's patches are no objects
         continue;
       }
       if (!manifest_extension(entry)) continue;
@@ -139,13 +144,81 @@ std::string human_bytes(size_t n) {
   return std::to_string(n) + " bytes";
 }
 
+// The chart or kustomization folder `path` lies in (itself included), nearest first, up to a
+// folder holding .git or the root.
+std::optional<std::pair<fs::path, Input::Kind>> enclosing_folder(const fs::path& path, bool is_dir) {
+  std::error_code ec;
+  fs::path at = fs::absolute(path, ec).lexically_normal();
+  if (ec) return std::nullopt;
+  if (!is_dir) at = at.parent_path();
+  for (int depth = 0; depth < 64 && !at.empty(); ++depth) {
+    const Input::Kind kind = folder_kind(at);
+    if (kind != Input::Kind::file) return std::make_pair(at, kind);
+    if (fs::exists(at / ".git", ec) || at == at.parent_path()) break;
+    at = at.parent_path();
+  }
+  return std::nullopt;
+}
+
+// `folder` as the user would name it: relative to the working directory when below it.
+std::string display_path(const fs::path& folder) {
+  std::error_code ec;
+  const fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    const fs::path rel = folder.lexically_relative(cwd);
+    if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  }
+  return folder.string();
+}
+
 }  // namespace
 
-std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& diags) {
+namespace {
+
+// A folder's kustomization file and whether it is a Component (kustomize.config.k8s.io/v1alpha1
+// `kind: Component`, built only as a part of another); "" when it has none.
+std::pair<fs::path, bool> kustomization_of(const fs::path& dir) {
+  std::error_code ec;
+  for (const char* name : {"kustomization.yaml", "kustomization.yml", "Kustomization"}) {
+    const fs::path file = dir / name;
+    if (!fs::is_regular_file(file, ec)) continue;
+    std::unique_ptr<FILE, FileCloser> f(std::fopen(file.c_str(), "rb"));
+    std::string text(64u << 10, '\0');
+    text.resize(f ? std::fread(text.data(), 1, text.size(), f.get()) : 0);
+    for (size_t at = text.find("kind:"); at != std::string::npos; at = text.find("kind:", at + 5)) {
+      if (at != 0 && text[at - 1] != '\n') continue;
+      const size_t value = text.find_first_not_of(" \t", at + 5);
+      if (value != std::string::npos && text.compare(value, 9, "Component") == 0) return {file, true};
+    }
+    return {file, false};
+  }
+  return {};
+}
+
+}  // namespace
+
+Input::Kind folder_kind(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_regular_file(dir / "Chart.yaml", ec)) return Input::Kind::chart;
+  const auto [file, component] = kustomization_of(dir);
+  return !file.empty() && !component ? Input::Kind::kustomization : Input::Kind::file;
+}
+
+std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& diags, bool whole_folders) {
   std::vector<Input> out;
+  std::vector<fs::path> wholes;  // the chart and kustomization folders already given, absolute
+  auto add_whole = [&](const fs::path& folder, Input::Kind kind, const std::string& display) {
+    std::error_code ec;
+    const fs::path key = fs::weakly_canonical(fs::absolute(folder, ec), ec);
+    if (std::find(wholes.begin(), wholes.end(), key) != wholes.end()) return;
+    wholes.push_back(key);
+    Input in{display, folder, false, Input::Kind::file, nullptr};
+    in.kind = kind;
+    out.push_back(std::move(in));
+  };
   for (const auto& p : paths) {
     if (p == "-") {
-      out.push_back({"<stdin>", {}, true});
+      out.push_back({"<stdin>", {}, true, Input::Kind::file, nullptr});
       continue;
     }
     std::error_code ec;
@@ -155,20 +228,31 @@ std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vec
       diags.push_back({Severity::error, p, {}, missing(path, ec)});
       continue;
     }
+    if (whole_folders) {
+      if (auto enclosing = enclosing_folder(path, fs::is_directory(st))) {
+        // The folder itself keeps the name it was given; one found upward is named from here.
+        const bool given = fs::is_directory(st) && folder_kind(path) != Input::Kind::file;
+        add_whole(given ? path : enclosing->first, enclosing->second, given ? p : display_path(enclosing->first));
+        continue;
+      }
+    }
     if (!fs::is_directory(st)) {
-      out.push_back({p, path, false});
+      out.push_back({p, path, false, Input::Kind::file, nullptr});
       continue;
     }
     std::vector<fs::path> found;
     std::vector<Diagnostic> unreadable;
-    list_folder(path, found, unreadable);
+    std::vector<std::pair<fs::path, Input::Kind>> whole;
+    list_folder(path, found, unreadable, whole_folders ? &whole : nullptr);
+    std::sort(whole.begin(), whole.end());
+    for (const auto& [folder, kind] : whole) add_whole(folder, kind, folder.string());
     // In path order, as the files are (a folder's entries before a sibling `a-b.yaml`), whatever
     // order the folder lists them in.
     std::stable_sort(unreadable.begin(), unreadable.end(),
                      [](const Diagnostic& a, const Diagnostic& b) { return fs::path(a.file) < fs::path(b.file); });
     for (auto& d : unreadable) diags.push_back(std::move(d));
     std::sort(found.begin(), found.end());
-    for (auto& f : found) out.push_back({f.string(), f, false});
+    for (auto& f : found) out.push_back({f.string(), f, false, Input::Kind::file, nullptr});
   }
   return out;
 }
@@ -196,6 +280,33 @@ uint32_t load_text(std::string_view text, const SourceRef& source, const LoadOpt
     doc.positions.reset();
     for (auto& o : objects) on_object(std::move(o));
   };
+  // A Helm template given as a file (outside its chart): libyaml's errors about `{{` would say
+  // nothing useful. When a YAML text with Go template actions does not load, it gets one error
+  // that says what it is, and none of its objects are linted. Text that loads is linted as it is:
+  // `{{ $value }}` in a PrometheusRule's annotation is data.
+  if (syntax == Syntax::yaml && options.template_check && text.find("{{") != std::string_view::npos) {
+    std::vector<Object> held;
+    std::vector<Diagnostic> held_diags;
+    auto on_held = [&](YamlDocument&& doc) {
+      objects_from_document(doc.positions, doc.start, source, first_document + doc.index, held, held_diags);
+      doc.positions.reset();
+    };
+    const uint32_t documents = load_yaml_stream(text, name, options.yaml, on_held, held_diags, first_line);
+    const bool failed = std::any_of(held_diags.begin(), held_diags.end(), [](const Diagnostic& d) { return d.severity == Severity::error; });
+    if (!failed) {
+      for (auto& o : held) on_object(std::move(o));
+      for (auto& d : held_diags) diags.push_back(std::move(d));
+      return documents;
+    }
+    const size_t at = text.find("{{");
+    const size_t line_start = text.rfind('\n', at);
+    const Pos pos{first_line + 1 + static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')),
+                  static_cast<uint32_t>(at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1)};
+    diags.push_back({Severity::error, name, pos,
+                     "Go template actions ({{ ... }}) outside a Helm chart: this is a template, not a manifest, and it does not load "
+                     "as YAML; lint the chart's folder (the one holding Chart.yaml), which gpuguard renders with helm template"});
+    return documents;
+  }
   return syntax == Syntax::json ? load_json_stream(text, name, options.yaml, on_document, diags, first_line)
                                 : load_yaml_stream(text, name, options.yaml, on_document, diags, first_line);
 }
@@ -232,6 +343,15 @@ bool read_input(const Input& input, const LoadOptions& options, std::string& tex
                      "input is over the size limit of " + human_bytes(options.max_file_bytes) + " (--max-file-size)"});
     return false;
   };
+  if (input.text) {
+    if (input.text->size() > options.max_file_bytes) return too_big();
+    text.assign(*input.text);
+    return true;
+  }
+  if (input.kind != Input::Kind::file) {
+    diags.push_back({Severity::error, input.display, {}, "a chart or kustomization folder that was not rendered"});
+    return false;
+  }
   std::unique_ptr<FILE, FileCloser> f(input.is_stdin ? stdin : std::fopen(input.path.c_str(), "rb"));
   if (!f) {
     diags.push_back({Severity::error, input.display, {}, std::string("cannot open: ") + std::strerror(errno)});
@@ -260,7 +380,9 @@ void load_input(const Input& input, uint32_t index, const LoadOptions& options,
   auto source = std::make_shared<SourceFile>(SourceFile{input.display, index});
   ReadBuffer buffer;
   if (!read_input(input, options, buffer.text(), diags)) return;
-  load_text(buffer.text(), source, options, on_object, diags, 0, 0, input_syntax(input.display, buffer.text()));
+  LoadOptions these = options;
+  these.template_check = options.template_check && !input.text;
+  load_text(buffer.text(), source, these, on_object, diags, 0, 0, input_syntax(input.display, buffer.text()));
 }
 
 namespace {
@@ -406,8 +528,10 @@ unsigned load_inputs(const std::vector<Input>& inputs, const LoadOptions& option
                                   collect, p.diags, unit.first_line, 0, unit.syntax);
       } else {
         ReadBuffer buffer;
+        LoadOptions these = options;
+        these.template_check = options.template_check && !inputs[unit.input].text;
         if (read_input(inputs[unit.input], options, buffer.text(), p.diags))
-          p.documents = load_text(buffer.text(), unit.source, options, collect, p.diags, 0, 0,
+          p.documents = load_text(buffer.text(), unit.source, these, collect, p.diags, 0, 0,
                                   input_syntax(inputs[unit.input].display, buffer.text()));
       }
       {

@@ -20,18 +20,37 @@ struct LoadOptions {
   // load_inputs reads less input than this on the calling thread, whatever `jobs` says: starting
   // threads costs what they would save (engine/load.cpp has the measurements).
   size_t threaded_min_bytes = 256u << 10;
+  // Whether a YAML text with Go template actions that does not load gets the one error that says it
+  // is a template (load_text); not for text a tool rendered, where `{{` is data.
+  bool template_check = true;
 };
 
 struct Input {
   std::string display;  // what messages call it ("<stdin>" for -)
   std::filesystem::path path;
   bool is_stdin = false;
+  // A file (or stdin), or a folder read as a whole by a tool: a Helm chart (it holds Chart.yaml)
+  // or a Kustomize kustomization (kustomization.yaml, .yml or Kustomization). The command renders
+  // the folder and sets `text`.
+  enum class Kind : uint8_t { file, chart, kustomization };
+  Kind kind = Kind::file;
+  // The input's text when it is already in memory (a rendered chart): read instead of `path`.
+  std::shared_ptr<const std::string> text;
 };
+
+// The kind of folder `dir` is: a chart, a kustomization (not a Component, which is built only as a
+// part of another), or a plain folder (Kind::file).
+[[nodiscard]] Input::Kind folder_kind(const std::filesystem::path& dir);
 
 // Expands the command line's paths in order: "-" is stdin, a file is itself (whatever its name),
 // a folder is every *.yaml, *.yml and *.json below it (sorted, hidden entries skipped). A path
 // that does not exist yields a diagnostic.
-[[nodiscard]] std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& diags);
+// With `whole_folders` (gpuguard lint), a Helm chart or Kustomize folder, given or met while
+// listing, is one input of its kind (not listed further), and a path inside one (a template, a
+// values file: what pre-commit passes) stands for it: the nearest such folder upward, up to a
+// folder holding `.git`. The inputs are then distinct.
+[[nodiscard]] std::vector<Input> expand_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& diags,
+                                               bool whole_folders = false);
 
 // Reads an input (at most max_file_bytes) and yields its objects in order. Problems are
 // diagnostics; what can be read is still yielded.

@@ -14,10 +14,12 @@ using namespace gpuguard;
 namespace {
 
 // git with a fixed identity and no user or system config, so the test is hermetic.
+// gpuguard and helm (build/tools) come first on PATH.
 test::Run git(const fs::path& cwd, const std::vector<std::string>& args, const fs::path& home) {
   std::vector<std::string> argv = {"env", "HOME=" + home.string(), "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com",
                                    "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com", "PRE_COMMIT_HOME=" + (home / "pre-commit").string(),
-                                   "PATH=" + test::binary().parent_path().string() + ":" + std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"),
+                                   "PATH=" + test::binary().parent_path().string() + ":" + (test::source_dir() / "build" / "tools").string() + ":" +
+                                       std::string(std::getenv("PATH") ? std::getenv("PATH") : "/usr/bin:/bin"),
                                    "git"};
   argv.insert(argv.end(), args.begin(), args.end());
   return test::run_command(argv, "", cwd);
@@ -71,6 +73,24 @@ TEST_CASE("pre-commit refuses a bad manifest with the finding shown, and takes a
   REQUIRE(git(repo, {"add", "bad.yaml"}, home).exit_code == 0);
   auto accepted = git(repo, {"commit", "-m", "good"}, home);
   CHECK_MESSAGE(accepted.exit_code == 0, accepted.out << accepted.err);
+
+  // A staged Helm template: the hook renders its chart (helm from build/tools) and shows the
+  // finding on the template's line; the template is never read as raw YAML.
+  if (!fs::exists(test::source_dir() / "build" / "tools" / "helm")) {
+    MESSAGE("helm is not installed (make test runs scripts/test-tools.sh): the chart case is not run");
+    return;
+  }
+  test::write_file(repo / "chart" / "Chart.yaml", "apiVersion: v2\nname: app\nversion: 0.1.0\n");
+  test::write_file(repo / "chart" / "values.yaml", "gpus: 1\n");
+  test::write_file(repo / "chart" / "templates" / "pod.yaml",
+                   "{{- if .Values.gpus }}\napiVersion: v1\nkind: Pod\nmetadata: {name: {{ .Release.Name }}}\nspec:\n  containers:\n"
+                   "  - name: c\n    resources:\n      requests:\n        nvidia.com/gpu: {{ .Values.gpus }}\n{{- end }}\n");
+  REQUIRE(git(repo, {"add", "chart"}, home).exit_code == 0);
+  auto chart = git(repo, {"commit", "-m", "chart"}, home);
+  CHECK(chart.exit_code != 0);
+  const std::string chart_shown = chart.out + chart.err;
+  CHECK_MESSAGE(chart_shown.find("chart/templates/pod.yaml:10:9: error:") != std::string::npos, chart_shown);
+  CHECK_MESSAGE(chart_shown.find("Go template") == std::string::npos, chart_shown);
 }
 
 }  // TEST_SUITE

@@ -175,7 +175,7 @@ TEST_CASE("every input is read whole, whatever its size, after a larger one and 
   for (size_t i = 0; i < sizes.size(); ++i) {
     auto path = dir.path() / ("f" + std::to_string(i) + ".yaml");
     write_file(path, manifest("cm-" + std::to_string(i), sizes[i]));
-    inputs.push_back({path.string(), path, false});
+    inputs.push_back({path.string(), path, false, Input::Kind::file, nullptr});
   }
   auto pad_of = [](const Object& o) { return o.body()["data"]["pad"].get<std::string>().size(); };
   for (unsigned jobs : {1u, 2u}) {
@@ -204,7 +204,7 @@ TEST_CASE("every input is read whole, whatever its size, after a larger one and 
     opts.max_file_bytes = 1u << 20;
     std::vector<Diagnostic> diags;
     std::vector<size_t> got;
-    load_input({fifo.string(), fifo, false}, 0, opts, [&](Object&& o) { got.push_back(pad_of(o)); }, diags);
+    load_input({fifo.string(), fifo, false, Input::Kind::file, nullptr}, 0, opts, [&](Object&& o) { got.push_back(pad_of(o)); }, diags);
     writer.join();
     if (size <= opts.max_file_bytes) {
       CHECK(diags.empty());
