@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/config.h"
+#include "engine/dra.h"
 #include "engine/evaluate.h"
 #include "kube/cache.h"
 #include "tests/kube/kube_test.h"
@@ -558,5 +559,37 @@ TEST_SUITE("kube") {
     }
     // Served again: the state catches up and is complete.
     REQUIRE(wait_snapshot(cache, [](const engine::Inventory& inv) { return inv.complete() && inv.find("", "Node", "", "tick"); }));
+  }
+}
+
+TEST_SUITE("kube") {
+  TEST_CASE("cache: watched ResourceClaimTemplates resolve an admitted pod's DRA claims (issue 44)") {
+    test::ApiServer api(testkube::pki());
+    api.serve("resource.k8s.io/v1", "ResourceClaimTemplate", "resourceclaimtemplates", true);
+    api.serve("resource.k8s.io/v1", "ResourceClaim", "resourceclaims", true);
+    api.serve("resource.k8s.io/v1", "DeviceClass", "deviceclasses", false);
+    api.put(json::parse(R"({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+      "metadata": {"name": "one-gpu", "namespace": "team-a"},
+      "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}}}})"));
+    const auto config = engine::default_config(test::registry());
+    kube::ClusterCache cache(testkube::client(api), config, fast_options(engine::dra_kinds()));
+    cache.start();
+    REQUIRE(wait_snapshot(cache, [](const engine::Inventory& inv) {
+      return inv.complete() && inv.find("resource.k8s.io", "ResourceClaimTemplate", "team-a", "one-gpu");
+    }));
+    engine::EvalOptions eo;
+    eo.base = cache.snapshot();
+    eo.focus_on_added = true;
+    eo.only_rules = {"gpu-priority-class-missing"};
+    engine::Evaluation ev(test::registry(), config, eo);
+    auto pod = test::load_objects(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-a}\nspec:\n"
+        "  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]\n"
+        "  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]\n");
+    ev.add(std::move(pod[0]));
+    auto result = ev.finish();
+    REQUIRE(result.findings.size() == 1);
+    CHECK(result.findings[0].message.find("ResourceClaimTemplate team-a/one-gpu, DeviceClass gpu.nvidia.com") != std::string::npos);
+    cache.stop();
   }
 }
