@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -187,6 +188,20 @@ TEST_CASE("helm missing, or failing: an input error naming the chart; the rest o
   auto wrong = test::run({"lint", "--no-config", "--helm", (tmp.path() / "no-helm").string(), chart.string()});
   CHECK(wrong.exit_code == 2);
   CHECK(has(wrong.out + wrong.err, "is not an executable program"));
+
+  // A tool that hangs, or writes without end, is stopped at the bounds (its process group killed).
+  test::write_file(tmp.path() / "slow-helm", "#!/bin/sh\nsleep 30 &\nsleep 30\n");
+  test::write_file(tmp.path() / "loud-helm", "#!/bin/sh\nexec yes kind: Pod\n");
+  fs::permissions(tmp.path() / "slow-helm", fs::perms::owner_all);
+  fs::permissions(tmp.path() / "loud-helm", fs::perms::owner_all);
+  const auto started = std::chrono::steady_clock::now();
+  auto slow = test::run({"lint", "--no-config", "--helm", (tmp.path() / "slow-helm").string(), "--render-timeout", "1", chart.string()});
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  CHECK(slow.exit_code == 2);
+  CHECK_MESSAGE(has(slow.out, "helm template ran longer than 1 s and was stopped"), slow.out);
+  auto loud = test::run({"lint", "--no-config", "--helm", (tmp.path() / "loud-helm").string(), "--max-file-size", "1", chart.string()});
+  CHECK(loud.exit_code == 2);
+  CHECK_MESSAGE(has(loud.out, "helm template wrote more than 1 MiB (--max-file-size) and was stopped"), loud.out);
 
   if (!fs::exists(helm())) {
     test::skip("helm is not installed (make test runs scripts/test-tools.sh)");
