@@ -1112,3 +1112,43 @@ TEST_CASE("field paths for warnings") {
 }
 
 }  // TEST_SUITE
+
+TEST_CASE("a Volcano queue tree already out of order: an update that leaves it so is allowed by default, a new child denied") {
+  // The children's deserved GPUs (3 + 3) are above the parent's 4: made before Volcano v1.15, or
+  // while its webhook was off. Volcano checks the hierarchy only when a parent or resources change;
+  // gpuguard reports on an UPDATE only what the old object did not already have (onUpdate default).
+  auto queue = [](const std::string& name, const std::string& parent, int gpus, int weight) {
+    json q = {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+              {"kind", "Queue"},
+              {"metadata", {{"name", name}}},
+              {"spec", {{"weight", weight}, {"deserved", {{"nvidia.com/gpu", gpus}}}}}};
+    if (!parent.empty()) q["spec"]["parent"] = parent;
+    return q;
+  };
+  auto queue_review = [](const json& object, const std::string& op, const json& old_object = nullptr) {
+    json r = review(object, op, "v1", old_object);
+    r["request"]["kind"] = {{"group", "scheduling.volcano.sh"}, {"version", "v1beta1"}, {"kind", "Queue"}};
+    r["request"]["resource"] = {{"group", "scheduling.volcano.sh"}, {"version", "v1beta1"}, {"resource", "queues"}};
+    r["request"].erase("namespace");
+    return r;
+  };
+  std::string yaml;
+  for (const json& q : {queue("research", "", 4, 1), queue("train", "research", 3, 1), queue("dev", "research", 3, 1)})
+    yaml += "---\n" + q.dump() + "\n";
+  auto by_default = config();
+  auto state = state_of(yaml, *by_default);
+  Admission a(test::registry(), by_default);
+  // The weight of a child changes: the sum is as it was.
+  auto u = call(a, Endpoint::validate, queue_review(queue("dev", "research", 3, 2), "UPDATE", queue("dev", "research", 3, 1)).dump(), state);
+  CHECK(u.body["response"]["allowed"] == json(true));
+  // With onUpdate: all, the same update is denied until the tree is put in order.
+  auto all = config("webhook: {onUpdate: all}\n");
+  Admission strict(test::registry(), all);
+  auto d = call(strict, Endpoint::validate, queue_review(queue("dev", "research", 3, 2), "UPDATE", queue("dev", "research", 3, 1)).dump(),
+                state_of(yaml, *all));
+  CHECK(d.body["response"]["allowed"] == json(false));
+  CHECK(d.body["response"]["status"]["message"].get<std::string>().find("[volcano-queue-order-invalid]") != std::string::npos);
+  // A new child adds to the sum: denied.
+  auto c = call(a, Endpoint::validate, queue_review(queue("eval", "research", 1, 1), "CREATE").dump(), state);
+  CHECK(c.body["response"]["allowed"] == json(false));
+}
