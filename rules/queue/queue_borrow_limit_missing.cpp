@@ -88,7 +88,7 @@ class QueueBorrowLimitMissing final : public Rule {
                   "RE2 matched (partially) against the queue's name and label values to tell dev/test queues",
                   std::nullopt, std::nullopt},
         ParamSpec{"gpuDeviceClasses", ParamType::string_list, json(queue::default_gpu_device_classes()),
-                  "DeviceClasses whose Volcano DRA count key (`deviceclass/<class>`) caps GPUs", std::nullopt, std::nullopt},
+                  "DeviceClasses whose Volcano DRA count key (`deviceclass/<class>`) caps GPUs, besides those of the config's top-level `gpuDeviceClasses`", std::nullopt, std::nullopt},
     };
     info_.checks = {KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "Cohort"},
                     KindRef{"scheduling.volcano.sh", "Queue"}};
@@ -184,7 +184,7 @@ spec:
     const auto& classes = ctx.params().strings("gpuDeviceClasses");
     if (cap.is_object())
       for (const auto [name, value] : cap.items())
-        if (queue::volcano_gpu_key(name, gpus, classes)) return;
+        if (queue::volcano_gpu_key(name, gpus, classes, ctx.settings().gpu_device_classes)) return;
     const auto reclaimable = bool_at(spec, "reclaimable");
     const bool kept = reclaimable.has_value() && !*reclaimable;
     ctx.report(cap ? "/spec/capability" : spec ? "/spec" : "",

@@ -70,7 +70,7 @@ class QueueCapabilityMissing final : public Rule {
     };
     info_.params = {
         ParamSpec{"gpuDeviceClasses", ParamType::string_list, json(queue::default_gpu_device_classes()),
-                  "DeviceClasses whose Volcano DRA count key (`deviceclass/<class>`) caps GPUs", std::nullopt, std::nullopt},
+                  "DeviceClasses whose Volcano DRA count key (`deviceclass/<class>`) caps GPUs, besides those of the config's top-level `gpuDeviceClasses`", std::nullopt, std::nullopt},
     };
     info_.checks = {KindRef{"scheduling.volcano.sh", "Queue"}, KindRef{std::string(sched::kKaiQueueGroup), "Queue"}};
     info_.example_bad = R"(apiVersion: scheduling.volcano.sh/v1beta1
@@ -112,7 +112,7 @@ spec:
     const auto& classes = ctx.params().strings("gpuDeviceClasses");
     if (cap.is_object())
       for (const auto [name, value] : cap.items())
-        if (queue::volcano_gpu_key(name, gpus, classes)) return;
+        if (queue::volcano_gpu_key(name, gpus, classes, ctx.settings().gpu_device_classes)) return;
     std::string pointer = cap ? "/spec/capability" : spec ? "/spec" : "";
     ctx.report(pointer, "Queue " + obj.name + " has no capability for " +
                             (cap.is_object() && !cap.empty() ? std::string("any GPU resource (it caps only other resources)")

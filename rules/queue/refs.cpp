@@ -90,10 +90,12 @@ CohortRef cluster_queue_cohort(const Object& cq) {
 
 const std::vector<std::string>& default_gpu_device_classes() { return engine::default_gpu_device_classes(); }
 
-bool volcano_gpu_key(std::string_view name, const engine::ResourceMatcher& gpus, const std::vector<std::string>& classes) {
+bool volcano_gpu_key(std::string_view name, const engine::ResourceMatcher& gpus, const std::vector<std::string>& classes,
+                     const std::vector<std::string>& settings_classes) {
   if (gpus.matches(name)) return true;
   if (!name.starts_with(kVolcanoDeviceClassPrefix)) return false;
-  return engine::device_class_matches(name.substr(kVolcanoDeviceClassPrefix.size()), classes);
+  const std::string_view device_class = name.substr(kVolcanoDeviceClassPrefix.size());
+  return engine::device_class_matches(device_class, classes) || engine::device_class_matches(device_class, settings_classes);
 }
 
 bool is_kueue_cohort(const Object& obj) { return obj.is(kKueueGroup, "Cohort"); }

@@ -65,10 +65,13 @@ struct CohortRef {
 inline constexpr std::string_view kVolcanoDeviceClassPrefix = "deviceclass/";
 [[nodiscard]] const std::vector<std::string>& default_gpu_device_classes();
 // Whether a Volcano Queue resource name caps GPUs: a GPU resource (`gpus`), or the device count of
-// a DeviceClass in `classes` (`deviceclass/gpu.nvidia.com`). The consumable-capacity keys
-// (`<dim>.deviceclass/<class>`) cap a dimension, not the devices, and do not count.
+// a DeviceClass in `classes` (`deviceclass/gpu.nvidia.com`: the rule's parameter) or in
+// `settings_classes` (the config's top-level `gpuDeviceClasses` with the defaults, which every
+// DRA-aware rule reads). The consumable-capacity keys (`<dim>.deviceclass/<class>`) cap a
+// dimension, not the devices, and do not count.
 [[nodiscard]] bool volcano_gpu_key(std::string_view name, const engine::ResourceMatcher& gpus,
-                                   const std::vector<std::string>& classes);
+                                   const std::vector<std::string>& classes,
+                                   const std::vector<std::string>& settings_classes);
 
 // Kueue's Cohort (cluster-scoped; kueue.x-k8s.io v1beta2 and v1beta1, and v1alpha1 before Kueue 0.13).
 [[nodiscard]] bool is_kueue_cohort(const engine::Object& obj);
