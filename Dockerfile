@@ -22,6 +22,8 @@ COPY bench bench
 COPY scripts scripts
 COPY examples examples
 COPY tests tests
+# The commit `gpuguard version` prints (the build has no .git): docker build --build-arg GPUGUARD_COMMIT=$(git rev-parse --short=12 HEAD)
+ARG GPUGUARD_COMMIT=unknown
 RUN JOBS="$(nproc)" scripts/pgo-build.sh /build -DGPUGUARD_TESTS=OFF -DGPUGUARD_BENCH=OFF \
  && strip /build/cli/gpuguard /build/cli/gpuguard-net
 

@@ -9,7 +9,7 @@ CMAKE_FLAGS ?=
 # precompiled headers too; see CMakeLists.txt).
 TEST_BUILD = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DGPUGUARD_PCH=ON
 
-.PHONY: demo release test test-hostile-webhook test-sanitize sanitize-build build docs clean bootstrap bench fuzz
+.PHONY: demo release package test test-hostile-webhook test-sanitize sanitize-build build docs clean bootstrap bench fuzz
 
 bootstrap:
 	@scripts/bootstrap.sh
@@ -29,6 +29,14 @@ demo: bootstrap
 # and twice its build time (an instrumented build and a training run come first).
 release: bootstrap
 	@JOBS=$(JOBS) scripts/pgo-build.sh build/pgo $(CMAKE_FLAGS)
+
+# The Debian package of gpuguard and gpuguard-net, from the release build above (what the image
+# ships): build/package/gpuguard_<version>_<arch>.deb, installed with
+# `apt-get install ./build/package/gpuguard_*.deb`. Its Depends come from dpkg-shlibdeps.
+package: release
+	@scripts/bootstrap.sh --package
+	@cpack -G DEB --config build/pgo/CPackConfig.cmake -B build/package
+	@ls build/package/gpuguard_*.deb
 
 test:
 	@scripts/bootstrap.sh --test

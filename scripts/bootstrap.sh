@@ -18,10 +18,16 @@ packages=(
   libvalijson-dev      # JSON Schema validation
   libjemalloc-dev      # the allocator (a quarter faster than glibc's for the engine's small nodes)
 )
+# `--package`: also dpkg-shlibdeps and file, which CPack's Debian generator runs for the
+# package's Depends (`make package`).
+if [[ "${1:-}" == "--package" ]]; then
+  packages+=(dpkg-dev file)
+fi
 # `--test`: also the real tools the tests drive (a TLS client, a certificate authority, an
-# independent RFC 6902 implementation, pre-commit, a TLS scanner).
+# independent RFC 6902 implementation, pre-commit, a TLS scanner) and the package's tools (the
+# `package` test builds it).
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(curl openssl python3 python3-jsonpatch pre-commit git sslscan)
+  packages+=(curl openssl python3 python3-jsonpatch pre-commit git sslscan dpkg-dev file)
 fi
 # Extra packages a caller asks for: BOOTSTRAP_EXTRA="wrk sslscan"
 if [[ -n "${BOOTSTRAP_EXTRA:-}" ]]; then
