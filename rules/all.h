@@ -55,6 +55,7 @@ std::unique_ptr<const engine::Rule> make_quota_gpu_key_ignored();
 std::unique_ptr<const engine::Rule> make_quota_gpu_not_integer();
 std::unique_ptr<const engine::Rule> make_rdma_zone_affinity_missing();
 std::unique_ptr<const engine::Rule> make_schema_invalid();
+std::unique_ptr<const engine::Rule> make_schema_missing();
 std::unique_ptr<const engine::Rule> make_sharing_config_field_ignored();
 std::unique_ptr<const engine::Rule> make_sharing_config_invalid();
 std::unique_ptr<const engine::Rule> make_sharing_latency_sensitive();

@@ -54,6 +54,7 @@ engine::Registry make_registry() {
   rules.push_back(make_quota_gpu_not_integer());
   rules.push_back(make_rdma_zone_affinity_missing());
   rules.push_back(make_schema_invalid());
+  rules.push_back(make_schema_missing());
   rules.push_back(make_sharing_config_field_ignored());
   rules.push_back(make_sharing_config_invalid());
   rules.push_back(make_sharing_latency_sensitive());

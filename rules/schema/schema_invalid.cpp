@@ -24,17 +24,24 @@ class SchemaInvalid final : public Rule {
         "missing. `kubectl apply` with server-side field validation (`--validate=strict`, the default) "
         "rejects unknown fields and wrong types; an older client or a GitOps tool may drop them "
         "silently instead.\n\n"
-        "The rule runs only when schemas are given (`gpuguard lint --schemas DIR`): Kubernetes API "
-        "definitions in the standalone JSON form (as kubeconform caches them) and "
-        "CustomResourceDefinition YAML files, whose `openAPIV3Schema` is used. No schema is built "
-        "into gpuguard, so it checks against the versions your cluster runs. Validation is strict: "
+        "The rule runs only when schemas are given (`gpuguard lint --schemas DIR`), in the forms "
+        "people have: the cluster's own OpenAPI documents (`kubectl get --raw /openapi/v2`, or "
+        "`kubectl get --raw /openapi/v3/apis/GROUP/VERSION` per group version), Kubernetes "
+        "definitions as kubeconform caches them, kubeconform's per-kind standalone JSON schemas "
+        "(yannh/kubernetes-json-schema, and the CRDs catalog's `GROUP/KIND_VERSION.json` with the "
+        "kind in lower case) and CustomResourceDefinition YAML files, whose `openAPIV3Schema` is "
+        "used. No schema is built into gpuguard, so it checks against the versions your cluster "
+        "runs. An int-or-string field takes either, and a quantity a string or a number, as the API "
+        "server's decoder does (its OpenAPI documents type both as strings). Validation is strict: "
         "an object schema with properties admits no others unless it sets "
         "`x-kubernetes-preserve-unknown-fields`. Nulls count as absent and `2.0` as `2`, as the API "
-        "server's decoder reads them. Kinds without a schema are not checked.";
+        "server's decoder reads them. Kinds without a schema are not checked: `schema-missing` "
+        "lists them.";
     info_.remediation =
         "Fix the field the finding names (its spelling, its place, its type). To check against your "
         "cluster's exact versions, point `--schemas` at its definitions and CRDs "
-        "(`kubectl get --raw /openapi/v2`, `kubectl get crd -o yaml`).";
+        "(`kubectl get --raw /openapi/v2 > schemas/openapi-v2.json`, `kubectl get crd -o yaml > "
+        "schemas/crds.yaml`).";
     info_.checks = {KindRef{"*", "*"}};  // every kind a schema is given for
     info_.facts = {
         "facts/webhook.md §5 — the Kubernetes definitions (yannh/kubeconform fixtures, about Kubernetes "
