@@ -30,6 +30,7 @@ void add_explain_command(CLI::App& app, const engine::Registry& registry, int& e
 void add_version_command(CLI::App& app, int& exit_code);
 void add_serve_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_mutate_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
+void add_fix_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_schema_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_rbac_command(CLI::App& app, const engine::Registry& registry, int& exit_code);
 void add_docs_command(CLI::App& app, const engine::Registry& registry, int& exit_code);

@@ -25,6 +25,7 @@ int run(int argc, char** argv) {
   cli::add_lint_command(app, registry, exit_code);
   cli::add_audit_command(app, registry, exit_code);
   cli::add_mutate_command(app, registry, exit_code);
+  cli::add_fix_command(app, registry, exit_code);
   cli::add_serve_command(app, registry, exit_code);
   cli::add_rules_command(app, registry, exit_code);
   cli::add_explain_command(app, registry, exit_code);

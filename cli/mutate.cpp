@@ -1,9 +1,12 @@
-// gpuguard mutate: the mutating webhook's fixes applied offline. Never rewrites its input.
+// gpuguard mutate: the mutating webhook's fixes applied offline. Rewrites its input only with
+// --write, which is `gpuguard fix` (cli/fix.h) with mutate's choice of objects (pod templates only
+// with --templates).
 
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/fix.h"
 #include "engine/evaluate.h"
 #include "engine/load.h"
 #include "engine/mutate.h"
@@ -24,12 +27,28 @@ struct MutateOptions {
   bool diff = false;
   bool templates = false;
   bool exit_code = false;
+  bool write = false;
   std::string namespace_;
   std::string as;                   // request.userInfo.username, for webhook.exemptions
   std::vector<std::string> as_groups;
 };
 
 int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
+  if (opts.write) {
+    FixOptions fix;
+    fix.paths = opts.paths;
+    fix.config_path = opts.config_path;
+    fix.no_config = opts.no_config;
+    fix.state = opts.state;
+    fix.complete = opts.complete;
+    fix.exit_code = opts.exit_code;
+    fix.templates = opts.templates;
+    fix.namespace_ = opts.namespace_;
+    fix.as = opts.as;
+    fix.as_groups = opts.as_groups;
+    fix.command = "mutate --write";
+    return run_fix(fix, registry);
+  }
   engine::Config config = engine::default_config(registry);
   if (!opts.no_config) {
     std::optional<std::filesystem::path> path;
@@ -121,14 +140,18 @@ int run_mutate(const MutateOptions& opts, const engine::Registry& registry) {
 
 void add_mutate_command(CLI::App& app, const engine::Registry& registry, int& exit_code) {
   auto opts = std::make_shared<MutateOptions>();
-  auto* sub = app.add_subcommand("mutate", "Apply the mutating webhook's fixes offline and print the result (input files are never changed)");
+  auto* sub = app.add_subcommand("mutate", "Apply the mutating webhook's fixes offline and print the result (--write: into the files, as gpuguard fix)");
   sub->add_option("paths", opts->paths, "files or folders; - reads stdin");
   sub->add_option("-c,--config", opts->config_path, "config file (default: .gpuguard.yaml found upward)");
   sub->add_flag("--no-config", opts->no_config, "ignore any .gpuguard.yaml");
   sub->add_option("--state", opts->state, "cluster state the fixes may read (namespace defaults): files or folders");
   sub->add_flag("--complete", opts->complete, "the input (with --state) is the whole cluster");
   auto* patch = sub->add_flag("--patch", opts->patch, "print each changed object's RFC 6902 JSON Patch (one JSON line per object)");
-  sub->add_flag("--diff", opts->diff, "print a unified diff of each changed object")->excludes(patch);
+  auto* diff = sub->add_flag("--diff", opts->diff, "print a unified diff of each changed object")->excludes(patch);
+  sub->add_flag("--write", opts->write,
+                "write the fixes into the files, changing only the lines they concern (as gpuguard fix; - writes to stdout)")
+      ->excludes(patch)
+      ->excludes(diff);
   sub->add_flag("--templates", opts->templates, "also fix controllers' pod templates (the webhook mutates Pods only, unless webhook.mutate.templates)");
   sub->add_flag("--exit-code", opts->exit_code, "exit 1 when a fix would change something");
   sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one")->check(namespace_name());
