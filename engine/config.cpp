@@ -398,8 +398,8 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
     return Unexpected(val.take());
   }
   for (const auto& [key, v] : root.items()) {
-    if (!known(key, kTopKeys))
-      val.error(pointer_join("", key), "unknown config key \"" + key + "\" (known: " + list_of(kTopKeys) + ")");
+    if (!known(key, kTopKeys) && key != "kubernetesVersion")
+      val.error(pointer_join("", key), "unknown config key \"" + key + "\" (known: " + list_of(kTopKeys) + ", kubernetesVersion)");
   }
 
   if (const json* g = member(root, "gpuResources")) {
@@ -430,6 +430,24 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
       val.error("/defaultNamespace", "defaultNamespace: expected a namespace name (a DNS-1123 label: at most 63 lower-case letters, "
                                      "digits and '-', starting and ending with a letter or digit), got " + brief(*ns));
     else config.settings.default_namespace = ns->get<std::string>();
+  }
+  if (const json* kv = member(root, "kubernetesVersion")) {
+    // "1.35", "v1.35" or "1.35.2": kept as "<major>.<minor>".
+    std::string v = kv->is_string() ? kv->get<std::string>() : std::string();
+    if (v.starts_with('v')) v.erase(0, 1);
+    const size_t dot = v.find('.');
+    const size_t dot2 = dot == std::string::npos ? std::string::npos : v.find('.', dot + 1);
+    auto digits = [](std::string_view d) {
+      return !d.empty() && d.size() <= 4 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    const std::string_view sv(v);
+    if (dot == std::string::npos || !digits(sv.substr(0, dot)) ||
+        !digits(sv.substr(dot + 1, dot2 == std::string::npos ? std::string::npos : dot2 - dot - 1)) ||
+        (dot2 != std::string::npos && !digits(sv.substr(dot2 + 1))))
+      val.error("/kubernetesVersion", "kubernetesVersion: expected a Kubernetes version such as \"1.35\" (a string: 1.30 unquoted "
+                                      "is the number 1.3), got " + brief(*kv));
+    else
+      config.settings.kubernetes_version = v.substr(0, dot2);
   }
 
   if (const json* mig = member(root, "mig")) {
@@ -690,6 +708,8 @@ std::string print_config(const Config& config, const Registry& registry) {
   out << YAML::EndSeq;
   out << YAML::Key << "defaultNamespace" << YAML::Value;
   emit_yaml_string(out, config.settings.default_namespace);
+  out << YAML::Key << "kubernetesVersion" << YAML::Value;
+  emit_yaml_string(out, config.settings.kubernetes_version, true);
   if (config.settings.mig_gpus && !config.settings.mig_gpus->empty()) {
     json gpus = json::array();
     for (const auto& g : *config.settings.mig_gpus) gpus.push_back(to_json(g));
@@ -921,6 +941,12 @@ json config_schema(const Registry& registry) {
       {"reason", {{"type", "string"}, {"description", "why; shown with the suppressed findings"}}},
   };
 
+  std::string kubernetes_version_doc;
+  kubernetes_version_doc.reserve(200);
+  kubernetes_version_doc.append("The cluster's Kubernetes version (\"1.35\"), for rules whose answer depends on its default feature "
+                                "gates (DRAExtendedResource: beta from 1.36); default ");
+  kubernetes_version_doc.append(kDefaultKubernetesVersion).append(", the newest release the rules' facts cover");
+
   json schema = json::object();
   schema["$schema"] = "http://json-schema.org/draft-07/schema#";
   schema["$id"] = "https://gpuguard.io/schemas/config.schema.json";
@@ -944,6 +970,10 @@ json config_schema(const Registry& registry) {
         {"minLength", 1},
         {"maxLength", 63},
         {"pattern", "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"}}},
+      {"kubernetesVersion",
+       {{"description", kubernetes_version_doc},
+        {"type", "string"},
+        {"pattern", "^v?[0-9]{1,4}\\.[0-9]{1,4}(\\.[0-9]{1,4})?$"}}},
       {"mig", mig_schema()},
       {"rules", {{"type", "object"}, {"additionalProperties", false}, {"properties", rule_props}}},
       {"exclude", {{"type", "array"}, {"items", exclusion}}},

@@ -412,4 +412,60 @@ DraGpus resolve_dra_gpus(const Inventory& inv, std::string_view ns, const std::v
   return out;
 }
 
+bool dra_extended_resource_on(std::string_view v) {
+  auto parse = [](std::string_view s) -> std::optional<std::pair<int, int>> {
+    if (s.starts_with('v')) s.remove_prefix(1);
+    int major = 0, minor = 0;
+    size_t i = 0;
+    for (; i < s.size() && i < 4 && s[i] >= '0' && s[i] <= '9'; ++i) major = major * 10 + (s[i] - '0');
+    if (i == 0 || i >= s.size() || s[i] != '.') return std::nullopt;
+    const size_t from = ++i;
+    for (; i < s.size() && i - from < 4 && s[i] >= '0' && s[i] <= '9'; ++i) minor = minor * 10 + (s[i] - '0');
+    if (i == from) return std::nullopt;
+    return std::pair{major, minor};
+  };
+  auto p = parse(v);
+  if (!p) p = parse(kDefaultKubernetesVersion);
+  return p && (p->first > 1 || (p->first == 1 && p->second >= 36));
+}
+
+std::vector<DraSelectorExpr> dra_selector_expressions(const Object& obj) {
+  std::vector<DraSelectorExpr> out;
+  size_t group = 0;
+  auto selectors = [&](Node sels, const std::string& ptr) {
+    if (!sels.is_array()) return;
+    size_t i = 0;
+    for (Node sel : sels) {
+      if (const Node e = member(member(sel, "cel"), "expression"); e.is_string())
+        out.push_back({ptr + "/" + std::to_string(i) + "/cel/expression", e.str(), group});
+      ++i;
+    }
+  };
+  if (obj.gvk.group != kResourceGroup) return out;
+  if (obj.gvk.kind == "DeviceClass") {
+    selectors(path(obj.root(), {"spec", "selectors"}), "/spec/selectors");
+    return out;
+  }
+  const bool tmpl = obj.gvk.kind == "ResourceClaimTemplate";
+  if (!tmpl && obj.gvk.kind != "ResourceClaim") return out;
+  const std::string base = tmpl ? "/spec/spec/devices/requests" : "/spec/devices/requests";
+  const Node reqs = tmpl ? path(obj.root(), {"spec", "spec", "devices", "requests"}) : path(obj.root(), {"spec", "devices", "requests"});
+  if (!reqs.is_array()) return out;
+  size_t i = 0;
+  for (Node req : reqs) {
+    const std::string rp = base + "/" + std::to_string(i++);
+    selectors(member(member(req, "exactly"), "selectors"), rp + "/exactly/selectors");
+    selectors(member(req, "selectors"), rp + "/selectors");
+    ++group;
+    if (const Node first = member(req, "firstAvailable"); first.is_array()) {
+      size_t j = 0;
+      for (Node sub : first) {
+        selectors(member(sub, "selectors"), rp + "/firstAvailable/" + std::to_string(j++) + "/selectors");
+        ++group;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace gpuguard::engine

@@ -148,4 +148,21 @@ struct CelTerm {
 };
 [[nodiscard]] CelTerm cel_attribute_equality(std::string_view expression, std::string_view attribute);
 
+// Whether the DRAExtendedResource feature gate (KEP-5004: DeviceClass `extendedResourceName`, and
+// quota counting claims under `requests.<extended resource>`) is on by default in this Kubernetes
+// version ("1.36", "v1.35.2"): beta and on from 1.36 (facts/modern-stack.md §1). A version that does
+// not parse counts as the default version.
+[[nodiscard]] bool dra_extended_resource_on(std::string_view kubernetes_version);
+
+// Each CEL selector expression of a DeviceClass (`spec.selectors`), ResourceClaim or
+// ResourceClaimTemplate (each request's: v1/v1beta2 `exactly`, each `firstAvailable` sub-request,
+// v1beta1's request itself), with its JSON pointer; `group` numbers the (sub-)request it belongs to
+// (all of a DeviceClass's share 0). Views into the object's tree.
+struct DraSelectorExpr {
+  std::string pointer;
+  std::string_view expression;
+  size_t group = 0;
+};
+[[nodiscard]] std::vector<DraSelectorExpr> dra_selector_expressions(const Object& obj);
+
 }  // namespace gpuguard::engine

@@ -185,12 +185,19 @@ inline constexpr uint32_t kNoObject = 0xFFFFFFFFu;
 
 class SchemaStore;
 
+// The Kubernetes version rules assume when the config names none (`kubernetesVersion`): the newest
+// minor release facts/modern-stack.md covers.
+inline constexpr std::string_view kDefaultKubernetesVersion = "1.36";
+
 // Engine-wide settings every rule may read.
 struct RunSettings {
   ResourceMatcher gpu_resources{default_gpu_resources()};
   // DRA DeviceClasses whose requests are GPUs (engine/dra.h): names, or `*.suffix` patterns.
   std::vector<std::string> gpu_device_classes = default_gpu_device_classes();
   std::string default_namespace = "default";
+  // The cluster's Kubernetes version, "<major>.<minor>" (`kubernetesVersion`), for rules whose answer
+  // depends on its default feature gates.
+  std::string kubernetes_version = std::string(kDefaultKubernetesVersion);
   std::shared_ptr<const SchemaStore> schemas;  // `lint --schemas DIR`; null when none was given
   // MIG GPU models the config adds (`mig.gpus`), looked up before the built-in catalog.
   std::shared_ptr<const std::vector<MigGpu>> mig_gpus;
