@@ -4,6 +4,7 @@
 #include <cctype>
 #include <set>
 
+#include "engine/dra.h"
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -210,6 +211,36 @@ std::optional<std::pair<std::string, std::string>> product_problem(std::string_v
   return std::nullopt;
 }
 
+// NVML names of GPUs whose GFD product label is known (facts/nvidia.md §1.4): what NVIDIA's DRA
+// driver publishes as the attribute `productName` (device.GetName()).
+const std::vector<std::pair<std::string_view, std::string_view>>& nvml_names() {
+  static const std::vector<std::pair<std::string_view, std::string_view>> kNames = {
+      {"NVIDIA-A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"}, {"NVIDIA-A100-SXM4-80GB", "NVIDIA A100-SXM4-80GB"},
+      {"NVIDIA-A100-80GB-PCIe", "NVIDIA A100 80GB PCIe"}, {"NVIDIA-A100-PCIE-40GB", "NVIDIA A100-PCIE-40GB"},
+      {"NVIDIA-A30", "NVIDIA A30"}, {"NVIDIA-H100-80GB-HBM3", "NVIDIA H100 80GB HBM3"},
+      {"NVIDIA-H100-PCIe", "NVIDIA H100 PCIe"}, {"NVIDIA-H100-NVL", "NVIDIA H100 NVL"}, {"NVIDIA-H100", "NVIDIA H100"},
+      {"NVIDIA-H200", "NVIDIA H200"}, {"NVIDIA-H200-NVL", "NVIDIA H200 NVL"}, {"NVIDIA-GH200-480GB", "NVIDIA GH200 480GB"},
+      {"NVIDIA-GH200-120GB", "NVIDIA GH200 120GB"}, {"NVIDIA-GH200-144G-HBM3e", "NVIDIA GH200 144G HBM3e"},
+      {"NVIDIA-H20", "NVIDIA H20"}, {"NVIDIA-B200", "NVIDIA B200"}, {"NVIDIA-GB200", "NVIDIA GB200"},
+      {"NVIDIA-B300-SXM6-AC", "NVIDIA B300 SXM6 AC"}, {"NVIDIA-GB300", "NVIDIA GB300"},
+      {"NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition", "NVIDIA RTX PRO 6000 Blackwell Server Edition"},
+      {"NVIDIA-L4", "NVIDIA L4"}, {"NVIDIA-L40S", "NVIDIA L40S"}, {"NVIDIA-A10", "NVIDIA A10"}, {"NVIDIA-A10G", "NVIDIA A10G"},
+      {"NVIDIA-A40", "NVIDIA A40"}, {"Tesla-T4", "Tesla T4"},
+  };
+  return kNames;
+}
+
+// Whether a CEL `productName` value is in GFD's label form: no space, and a driver brand word
+// (any case) followed by a dash. NVML's names separate the brand with a space ("NVIDIA H100 80GB
+// HBM3", "Tesla T4"), so such a value never equals the attribute.
+bool gfd_label_form(std::string_view v) {
+  if (v.find(' ') != std::string_view::npos) return false;
+  const size_t dash = v.find('-');
+  if (dash == std::string_view::npos || dash + 1 >= v.size()) return false;
+  const std::string first = lower(v.substr(0, dash));
+  return std::any_of(brands().begin(), brands().end(), [&](const std::string& b) { return lower(b) == first; });
+}
+
 bool all_digits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
@@ -286,7 +317,16 @@ class GpuProductLabelInvalid final : public Rule {
         "`nvidia.com/mig.config` names a config of the MIG Manager's mig-parted ConfigMap. With a complete "
         "inventory that holds mig-parted configs (ConfigMap data with `version: v1` and `mig-configs:`), a "
         "required value that none of them defines is reported: MIG Manager cannot apply it and the node never "
-        "gets that label value from a successful reconfiguration.";
+        "gets that label value from a successful reconfiguration.\n\n"
+        "Through Dynamic Resource Allocation a request (or its DeviceClass) selects the model with CEL: "
+        "`device.attributes['gpu.nvidia.com'].productName == '<name>'`. NVIDIA's DRA driver publishes `productName` "
+        "as NVML's device name itself, not GFD's sanitised label (`cmd/gpu-kubelet-plugin/nvlib.go`: `productName, "
+        "ret := device.GetName()`; `deviceinfo.go` and `mig.go` put it in the attribute `productName`, also on MIG "
+        "devices; NVIDIA/k8s-dra-driver-gpu @22407113, v0.4.0-rc.1+14). NVML's names separate the brand word with a "
+        "space (`NVIDIA H100 80GB HBM3`, `Tesla T4`), so a value in the label form (`NVIDIA-H100-80GB-HBM3`: a "
+        "brand word, a dash, no space) matches no device and the claim is never allocated: the pod stays Pending. "
+        "The rule reports such an equality in a ResourceClaim, ResourceClaimTemplate or DeviceClass selector (a "
+        "conjunction of comparisons; a selector gpuguard does not read is left alone).";
     info_.remediation =
         "Use the value the message suggests, or read the real labels with "
         "`kubectl get nodes -L nvidia.com/gpu.product,nvidia.com/gpu.memory`. Select memory with a `Gt` node-affinity "
@@ -304,6 +344,7 @@ class GpuProductLabelInvalid final : public Rule {
                   "further `nvidia.com/gpu.product` values your nodes carry (new GPUs)", std::nullopt, std::nullopt},
     };
     info_.checks = pod_template_kinds();
+    info_.checks.insert(info_.checks.end(), dra_kinds().begin(), dra_kinds().end());
     info_.reads = {KindRef{"", "ConfigMap"}};
     info_.example_bad = R"(apiVersion: v1
 kind: Pod
@@ -341,6 +382,25 @@ spec:
   // Linear in the templates' label requirements: each value is compared with the catalog of
   // known products (a fixed list) and the config's extraProducts.
   void check(const Object& obj, CheckContext& ctx) const override {
+    if (obj.gvk.group == kResourceGroup) {
+      for (const auto& [pointer, expression, group] : dra_selector_expressions(obj)) {
+        const CelTerm t = cel_attribute_equality(expression, "productName");
+        if (!t.value || !gfd_label_form(*t.value)) continue;
+        const std::string& v = *t.value;
+        std::string near;
+        for (const auto& [label, name] : nvml_names())
+          if (lower(label) == lower(v)) near = std::string(name);
+        std::string msg;
+        msg.reserve(400 + 2 * v.size() + near.size());
+        msg.append("productName == '").append(v).append("' never matches a device: NVIDIA's DRA driver publishes the attribute "
+                                                        "productName as NVML's GPU name, with spaces (NVIDIA H100 80GB HBM3), "
+                                                        "not GFD's node-label form with dashes, so the claim is never allocated "
+                                                        "and its pods stay Pending");
+        if (!near.empty()) msg.append("; did you mean '").append(near).append("'?");
+        ctx.report(pointer, std::move(msg));
+      }
+      return;
+    }
     const auto& extra = ctx.params().strings("extraProducts");
     for (const auto& t : pod_templates(obj))
       for (const auto& r : labels::label_requirements(t)) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/dra.h"
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -30,7 +31,14 @@ struct Unpinned {
   std::vector<std::string> gpu_resources;
   std::string gpus;        // "nvidia.com/gpu: 8"
   std::string preferred;   // a preferred-only pin, for the message
+  // No GPU in its containers' resources, but claims: a GPU template if they resolve to GPUs (finish).
+  std::vector<PodClaim> claims;
 };
+
+// NVIDIA's DRA driver's own classes select by `type` alone (k8s-dra-driver-gpu
+// deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-*.yaml @22407113): they pin no model.
+// Any other GPU class may pin it in its selectors, which are known only when it is in the inventory.
+bool driver_class(std::string_view c) { return c == "gpu.nvidia.com" || c == "mig.nvidia.com" || c == "vfio.gpu.nvidia.com"; }
 
 struct State final : RuleState {
   engine::Records<Unpinned> unpinned;
@@ -61,7 +69,19 @@ class GpuProductAffinityMissing final : public Rule {
         "`nodeLabels` (Kueue adds the flavor's node labels to the pods' node selector when it admits "
         "the workload); the rule follows `kueue.x-k8s.io/queue-name` → LocalQueue → ClusterQueue → "
         "ResourceFlavors when they are in the inventory (a workload without the label follows the namespace's "
-        "LocalQueue named `default`, which Kueue's LocalQueueDefaulting assigns).";
+        "LocalQueue named `default`, which Kueue's LocalQueueDefaulting assigns).\n\n"
+        "A pod template whose GPUs come through Dynamic Resource Allocation is pinned by the same node constraints, "
+        "or when every GPU request of its claims (each `firstAvailable` alternative too) has a CEL selector "
+        "`device.attributes['gpu.nvidia.com'].productName == '<name>'`, in the request or in its DeviceClass's "
+        "selectors: NVIDIA's DRA driver publishes the attribute `productName` as NVML's device name "
+        "(`cmd/gpu-kubelet-plugin/nvlib.go` `device.GetName()`, `deviceinfo.go` and `mig.go` `productName`, "
+        "NVIDIA/k8s-dra-driver-gpu @22407113, v0.4.0-rc.1+14). A selector that names `productName` in another form "
+        "(`startsWith`, `in`) chooses the model too and counts; a MIG `profile` does not (`1g.10gb` exists on the A100 "
+        "80GB and the H100 80GB). The driver's own classes `gpu.nvidia.com`, `mig.nvidia.com` and `vfio.gpu.nvidia.com` "
+        "select by `type` alone; another GPU class that the input does not hold may pin the model in its selectors, so "
+        "nothing is said. For a Kueue workload every flavor of its ClusterQueue must pin (which resource Kueue maps a "
+        "device class to is in Kueue's configuration, not read).\n\n";
+    info_.rationale.append(kDraGpuTemplateDoc);
     info_.remediation =
         "Require the model, e.g. `nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}` (the "
         "exact GFD value: it is case-sensitive), or route the workload through a Kueue ResourceFlavor "
@@ -69,10 +89,16 @@ class GpuProductAffinityMissing final : public Rule {
         "The fix adds a required node-affinity requirement `nvidia.com/gpu.product In [<product>]` to "
         "every node-selector term (or creates the term). The product comes from the namespace's "
         "annotation `gpuguard.io/gpu-product` (when the Namespace is in the inventory) or from the "
-        "parameter `defaultProducts` (namespace → product); without either there is no fix.";
+        "parameter `defaultProducts` (namespace → product); without either there is no fix.\n\n"
+        "A DRA GPU template gets no fix: add the selector to its claim's request, e.g. "
+        "`device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3'` (NVML's name, with spaces, not "
+        "the GFD label form), or a node constraint. A GFD label value cannot be turned back into NVML's name (`NVIDIA "
+        "A100-SXM4-80GB` and `NVIDIA H100 80GB HBM3` both become dashes), and a node-label fix would need GFD on the "
+        "DRA nodes.";
     info_.checks = pod_template_kinds_except({KindRef{"apps", "DaemonSet"}});  // skipped below
     info_.reads = {KindRef{"", "Namespace"}, KindRef{"kueue.x-k8s.io", "LocalQueue"},
                    KindRef{"kueue.x-k8s.io", "ClusterQueue"}, KindRef{"kueue.x-k8s.io", "ResourceFlavor"}};
+    info_.reads.insert(info_.reads.end(), dra_kinds().begin(), dra_kinds().end());
     info_.facts = {
         "Seed 9.3 (design.md §1): select nodes by `nvidia.com/gpu.product`, `nvidia.com/gpu.memory`, instance type.",
         "facts/nvidia.md §4 — GFD labels `nvidia.com/gpu.product` (the sanitised NVML name, case-sensitive) and "
@@ -145,7 +171,11 @@ spec:
     if (obj.is("apps", "DaemonSet")) return;
     for (const auto& t : pod_templates(obj)) {
       const auto& gpus = pod_gpus(t, ctx.settings().gpu_resources);
-      if (gpus.empty()) continue;
+      std::vector<PodClaim> claims;
+      if (gpus.empty()) {
+        claims = pod_claims(t.spec);  // GPUs through DRA, perhaps: decided in finish
+        if (claims.empty()) continue;
+      }
       const Node spec = t.spec;
       if (auto node = string_at(spec, "nodeName"); node && !node->empty()) continue;  // bound to one node
       // nodeSelector on a pinning label.
@@ -177,7 +207,8 @@ spec:
                   : member(spec, "nodeSelector") ? u.spec_ptr + "/nodeSelector"
                                                   : u.spec_ptr;
       u.pos = ctx.position_of(u.pointer);
-      if (ctx.fixes_wanted()) {
+      u.claims = std::move(claims);
+      if (ctx.fixes_wanted() && u.claims.empty()) {
         u.spec_part = json::object();
         if (const Node a = member(spec, "affinity")) u.spec_part["affinity"] = a.to_json();  // kept for the fix, past the tree
       }
@@ -206,6 +237,24 @@ spec:
     const auto& pins = ctx.params().strings("nodeLabels");
     const json* defaults = member(ctx.params().values(), "defaultProducts");
     for (const auto& u : st->unpinned) {
+      std::string dra;  // where a DRA template's unpinned GPUs come from
+      if (!u.claims.empty()) {
+        const DraGpus gpus = resolve_dra_gpus(inv, u.ref.namespace_(), u.claims, ctx.settings().gpu_device_classes);
+        if (!gpus.any()) continue;  // no GPU claim, or claims the input does not hold: nothing to say
+        const DraGpuRequest* open = nullptr;
+        for (const auto& r : gpus.requests) {
+          if (!r.product.empty() || r.product_unknown) continue;  // a productName selector
+          if (!driver_class(r.device_class) && !inv.find(kResourceGroup, "DeviceClass", "", r.device_class)) continue;
+          open = &r;
+          break;
+        }
+        if (!open) continue;
+        dra.reserve(160 + open->pod_claim.size() + open->source.size() + open->request.size() + open->device_class.size());
+        dra.append("requests GPUs through DRA (claim ").append(open->pod_claim).append(": ").append(open->source);
+        dra.append(", request ").append(open->request).append(", DeviceClass ").append(open->device_class);
+        dra.append(") but does not pin the GPU model: no CEL selector on device.attributes['gpu.nvidia.com'].productName in the "
+                   "request or its DeviceClass");
+      }
       std::string why_not;  // why Kueue's flavors do not pin it, when the queue is known
       // Without the label Kueue defaults the queue to a LocalQueue named `default` (LocalQueueDefaulting).
       const std::string queue = !u.queue.empty() ? u.queue
@@ -226,12 +275,16 @@ spec:
         }
       std::string labels;
       for (const auto& l : pins) labels += (labels.empty() ? "" : ", ") + l;
-      std::string msg = "requests " + u.gpus + " but does not pin the GPU model: no nodeSelector or required node affinity on " +
-                        labels + ", so the scheduler may place it on any GPU model with free GPUs (an A100 job on an H100 node, or the reverse)";
+      std::string msg = dra.empty() ? "requests " + u.gpus + " but does not pin the GPU model: no nodeSelector or required node affinity on " +
+                                          labels + ", so the scheduler may place it on any GPU model with free GPUs (an A100 job on an H100 node, or the reverse)"
+                                    : dra + ", and no nodeSelector or required node affinity on " + labels +
+                                          ", so the scheduler may allocate any GPU model with free devices (an A100 job on an H100 node, or the reverse)";
       if (!u.preferred.empty()) msg += "; its preferred node affinity on " + u.preferred + " is only a score, not a constraint";
       if (!why_not.empty()) msg += "; " + why_not;
       std::optional<json> fix;
-      if (!product.empty()) {
+      if (!dra.empty()) {
+        msg += " (add e.g. device.attributes['gpu.nvidia.com'].productName == 'NVIDIA H100 80GB HBM3', NVML's name, to the request's selectors)";
+      } else if (!product.empty()) {
         json expr = {{"key", std::string(kProductLabel)}, {"operator", "In"}, {"values", json::array({product})}};
         if (ctx.fixes_wanted()) fix = add_node_requirement(u.spec_part, u.spec_ptr, expr, [&](const json& term) {
           for (const json* e : match_expressions(term)) {
@@ -270,7 +323,8 @@ spec:
       if (!covered.is_array()) continue;
       bool covers = false;
       for (const Node r : covered)
-        if (r.is_string() && std::find(u.gpu_resources.begin(), u.gpu_resources.end(), r.str()) != u.gpu_resources.end())
+        if (r.is_string() && (u.gpu_resources.empty() ||  // DRA: which resource Kueue maps its class to is not known: every group
+                              std::find(u.gpu_resources.begin(), u.gpu_resources.end(), r.str()) != u.gpu_resources.end()))
           covers = true;
       if (!covers) continue;
       if (const Node fl = member(g, "flavors"); fl.is_array())
