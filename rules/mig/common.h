@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/dra.h"
 #include "engine/mig.h"
 #include "engine/podspec.h"
 #include "engine/quantity.h"
@@ -114,5 +115,32 @@ inline std::vector<std::string_view> nvidia_resources(const engine::Container& c
   }
   return out;
 }
+
+// A DRA request for a MIG device: NVIDIA's class `mig.nvidia.com`, or a selector on the `profile`
+// attribute, which only the driver's MIG devices have (k8s-dra-driver-gpu cmd/gpu-kubelet-plugin/mig.go
+// CommonAttributesMig @22407113).
+inline bool dra_mig(const engine::DraGpuRequest& r) { return r.device_class == "mig.nvidia.com" || !r.profile.empty() || r.profile_unknown; }
+
+// A pod template whose GPUs may come through DRA claims, held for `finish`.
+struct DraTemplate {
+  engine::ObjectRef ref;
+  std::string pointer;  // its spec's resourceClaims
+  engine::Pos pos;
+  std::vector<engine::PodClaim> claims;
+  int64_t pods = 1;     // the pods of the workload (mig-distributed-training)
+};
+
+// Pending findings of the mig-parted reader and held DRA templates.
+class DraPending final : public engine::RuleState {
+ public:
+  Pending pending;
+  engine::Records<DraTemplate> templates;
+  [[nodiscard]] bool mergeable() const override { return true; }
+  void merge(engine::RuleState& later) override {
+    auto& l = static_cast<DraPending&>(later);
+    pending.merge(l.pending);
+    engine::append(templates, l.templates);
+  }
+};
 
 }  // namespace gpuguard::rules::mig

@@ -1,8 +1,10 @@
 // mig-distributed-training: a multi-replica training workload whose pods request MIG slices.
 
+#include <iterator>
 #include <limits>
 #include <set>
 
+#include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/mig/common.h"
@@ -39,7 +41,13 @@ class MigDistributedTraining final : public Rule {
         "whose pods add up to more than one and that request `nvidia.com/mig-*`, and a Volcano PodGroup "
         "with `minMember` > 1 whose `minResources` count MIG slices. A single-pod job on one MIG "
         "slice (fine-tuning, notebooks) is left alone, and so are Deployments (inference replicas do not "
-        "talk NCCL to each other).";
+        "talk NCCL to each other).\n\n"
+        "MIG slices through Dynamic Resource Allocation count too: a claim (ResourceClaimTemplate or ResourceClaim, in "
+        "the input or the cluster state) of the job's pods with a request of NVIDIA's class `mig.nvidia.com`, or a CEL "
+        "selector on the attribute `profile` (`device.attributes['gpu.nvidia.com'].profile == '1g.10gb'`), which only "
+        "the driver's MIG devices have (NVIDIA/k8s-dra-driver-gpu `cmd/gpu-kubelet-plugin/mig.go` CommonAttributesMig, "
+        "`deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-mig.yaml` @22407113, v0.4.0-rc.1+14). A claim "
+        "the input does not hold is not guessed at.";
     info_.remediation =
         "Request whole GPUs (`nvidia.com/gpu`) for distributed training, or run the job as one pod on "
         "the largest profile (`7g.*`). If the job really is a set of independent pods (an indexed Job "
@@ -53,6 +61,7 @@ class MigDistributedTraining final : public Rule {
     info_.checks = {KindRef{"kubeflow.org", "PyTorchJob"}, KindRef{"kubeflow.org", "MPIJob"},   KindRef{"kubeflow.org", "TFJob"},
                     KindRef{"kubeflow.org", "JAXJob"},     KindRef{"kubeflow.org", "PaddleJob"}, KindRef{"jobset.x-k8s.io", "JobSet"},
                     KindRef{"batch.volcano.sh", "Job"},    KindRef{"batch", "Job"},              KindRef{"scheduling.volcano.sh", "PodGroup"}};
+    info_.reads = dra_kinds();
     info_.example_bad = R"(apiVersion: kubeflow.org/v1
 kind: PyTorchJob
 metadata:
@@ -90,6 +99,30 @@ spec:
   }
 
   const RuleInfo& info() const override { return info_; }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<mig::DraPending>(); }
+
+  void finish(FinishContext& ctx) const override {
+    for (const auto& t : static_cast<mig::DraPending*>(ctx.state())->templates) {
+      const DraGpus gpus = resolve_dra_gpus(ctx.inventory(), t.ref.namespace_(), t.claims, ctx.settings().gpu_device_classes);
+      const DraGpuRequest* slice = nullptr;
+      for (const auto& r : gpus.requests)
+        if (mig::dra_mig(r)) {
+          slice = &r;
+          break;
+        }
+      if (!slice) continue;
+      std::string msg;
+      msg.reserve(400 + t.ref.kind().size() + slice->profile.size() + slice->pod_claim.size() + slice->source.size() +
+                  slice->request.size() + slice->device_class.size());
+      msg.append(t.ref.kind()).append(" runs ").append(std::to_string(t.pods)).append(" pods that get MIG slices");
+      if (!slice->profile.empty()) msg.append(" (profile ").append(slice->profile).append(")");
+      msg.append(" through DRA (claim ").append(slice->pod_claim).append(": ").append(slice->source).append(", request ");
+      msg.append(slice->request).append(", DeviceClass ").append(slice->device_class);
+      msg.append("): NCCL is not supported across MIG instances (no CUDA P2P or IPC between GPU instances), so distributed "
+                 "training on MIG slices fails or crawls; request whole GPUs (DeviceClass gpu.nvidia.com) (seed 9.1)");
+      ctx.report(t.ref, t.pointer, t.pos, std::move(msg));
+    }
+  }
 
   void check(const Object& obj, CheckContext& ctx) const override {
     if (obj.is("scheduling.volcano.sh", "PodGroup")) {
@@ -100,10 +133,15 @@ spec:
     int64_t pods = 0;
     std::set<std::string> profiles;
     std::string first_ptr;
+    mig::DraTemplate dra;
     for (const auto& t : pod_templates(obj)) {
       const int64_t r = t.replicas.value_or(1);
       if (r <= 0) continue;
       pods = sat_add(pods, r);
+      if (auto claims = pod_claims(t.spec); !claims.empty()) {
+        if (dra.claims.empty()) dra.pointer = t.spec_pointer() + "/resourceClaims";
+        dra.claims.insert(dra.claims.end(), std::make_move_iterator(claims.begin()), std::make_move_iterator(claims.end()));
+      }
       for (const auto& c : containers(t))
         for (const auto res : mig::nvidia_resources(c))
           if (auto p = mig::mig_resource_profile(res)) {
@@ -111,7 +149,15 @@ spec:
             profiles.insert("nvidia.com/mig-" + *p);
           }
     }
-    if (profiles.empty() || pods <= 1) return;
+    if (pods <= 1) return;
+    if (profiles.empty()) {
+      if (dra.claims.empty()) return;
+      dra.ref = ctx.ref();
+      dra.pos = ctx.position_of(dra.pointer);
+      dra.pods = pods;
+      static_cast<mig::DraPending*>(ctx.state())->templates.push_back(std::move(dra));
+      return;
+    }
     std::string list;
     for (const auto& p : profiles) list += (list.empty() ? "" : ", ") + p;
     ctx.report(first_ptr, obj.gvk.kind + " runs " + std::to_string(pods) + " pods that request " + list +

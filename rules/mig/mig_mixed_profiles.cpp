@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
 #include "rules/mig/common.h"
@@ -102,7 +103,16 @@ class MigMixedProfiles final : public Rule {
         "different layouts to different GPUs of one node (entries whose device filters can meet on one "
         "node), and (3) a pod template whose containers ask for a whole GPU (`nvidia.com/gpu`) and a MIG "
         "slice, or for more than one MIG profile: such a pod only fits a node that mixes them. These "
-        "are not refused by any controller, hence a warning.";
+        "are not refused by any controller, hence a warning.\n\n"
+        "A pod template whose GPUs come through Dynamic Resource Allocation is judged the same way from its claims (in the "
+        "input or the cluster state): a request of NVIDIA's MIG class `mig.nvidia.com` (or with a CEL selector on the "
+        "attribute `profile`, which only the driver's MIG devices have) beside a request for a whole GPU "
+        "(`gpu.nvidia.com`), or requests whose `profile` equalities name different profiles "
+        "(`device.attributes['gpu.nvidia.com'].profile == '1g.10gb'` and `== '3g.40gb'`). Alternatives of one "
+        "`firstAvailable` request are not summed (one of them is allocated). Read at NVIDIA/k8s-dra-driver-gpu "
+        "`cmd/gpu-kubelet-plugin/mig.go` (CommonAttributesMig: `type`, `profile`) and "
+        "`deployments/helm/dra-driver-nvidia-gpu/templates/` (deviceclass-gpu.yaml, deviceclass-mig.yaml) @22407113, "
+        "v0.4.0-rc.1+14.";
     info_.remediation =
         "Give each node (pool) one profile, e.g. `all-1g.10gb` for inference pools and `all-3g.40gb` "
         "or whole GPUs for training, and select the pool with `nvidia.com/mig.config` and a node "
@@ -118,6 +128,7 @@ class MigMixedProfiles final : public Rule {
     };
     info_.checks = pod_template_kinds();
     info_.checks.push_back(KindRef{"", "ConfigMap"});
+    info_.reads = dra_kinds();
     info_.example_bad = R"(apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -153,14 +164,48 @@ data:
   }
 
   const RuleInfo& info() const override { return info_; }
-  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<Pending>(); }
-  void finish(FinishContext& ctx) const override { static_cast<Pending*>(ctx.state())->flush(ctx); }
+  std::unique_ptr<RuleState> make_state() const override { return std::make_unique<mig::DraPending>(); }
+  void finish(FinishContext& ctx) const override {
+    auto* st = static_cast<mig::DraPending*>(ctx.state());
+    st->pending.flush(ctx);
+    for (const auto& t : st->templates) {
+      const DraGpus gpus = resolve_dra_gpus(ctx.inventory(), t.ref.namespace_(), t.claims, ctx.settings().gpu_device_classes);
+      std::set<std::string> profiles;
+      const DraGpuRequest* whole = nullptr;
+      bool has_mig = false;
+      for (const auto& r : gpus.requests) {
+        if (r.alternative) continue;  // one of several firstAvailable sub-requests: not all of them are allocated
+        if (!mig::dra_mig(r)) {
+          if (!whole) whole = &r;
+          continue;
+        }
+        has_mig = true;
+        if (!r.profile.empty() && !r.profile_unknown) profiles.insert(r.profile);
+      }
+      std::string list;
+      for (const auto& p : profiles) list.append(list.empty() ? "" : ", ").append(p);
+      std::string msg;
+      msg.reserve(300 + list.size());
+      if (whole && has_mig) {
+        msg.append("the pod asks through DRA for a whole GPU (DeviceClass ").append(whole->device_class).append(") and a MIG slice");
+        if (!list.empty()) msg.append(" (").append(list).append(")");
+        msg.append(": only a node with both whole and MIG-partitioned GPUs can run it (seed 9.1: do not mix on a node); use whole GPUs or one MIG profile");
+      } else if (profiles.size() > 1) {
+        msg.append("the pod asks through DRA for several MIG profiles (").append(list);
+        msg.append("): only a node that mixes these profiles can run it (seed 9.1: one profile per node); request one profile");
+      } else {
+        continue;
+      }
+      msg.append("; its GPUs come ").append(dra_summary(gpus));
+      ctx.report(t.ref, t.pointer, t.pos, std::move(msg));
+    }
+  }
 
   void check(const Object& obj, CheckContext& ctx) const override {
     check_pods(obj, ctx);
     const auto& docs = mig::find_mig_parted(obj);
     if (docs.empty()) return;
-    auto& out = *static_cast<Pending*>(ctx.state());
+    auto& out = static_cast<mig::DraPending*>(ctx.state())->pending;
     for (const auto& d : docs)
       for (const auto& c : d.configs()) {
         // (1) one entry with several profiles on the same GPUs.
@@ -215,7 +260,17 @@ data:
           }
         }
       }
-      if (mig_profiles.empty()) continue;
+      if (mig_profiles.empty()) {
+        if (!whole.empty()) continue;
+        mig::DraTemplate dra;
+        dra.claims = pod_claims(t.spec);  // GPUs through DRA, perhaps: decided in finish
+        if (dra.claims.empty()) continue;
+        dra.ref = ctx.ref();
+        dra.pointer = t.spec_pointer() + "/resourceClaims";
+        dra.pos = ctx.position_of(dra.pointer);
+        static_cast<mig::DraPending*>(ctx.state())->templates.push_back(std::move(dra));
+        continue;
+      }
       std::string list;
       for (const auto& p : mig_profiles) list += (list.empty() ? "" : ", ") + ("nvidia.com/mig-" + p);
       if (!whole.empty())

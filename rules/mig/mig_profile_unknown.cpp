@@ -1,5 +1,8 @@
 // mig-profile-unknown: a mig-parted entry names a MIG profile the GPUs it targets do not have.
 
+#include <algorithm>
+
+#include "engine/dra.h"
 #include "rules/all.h"
 #include "rules/mig/common.h"
 
@@ -9,6 +12,25 @@ namespace {
 
 using namespace engine;
 using mig::Pending;
+
+// GFD's product label for NVML's name (what NVIDIA's DRA driver publishes as `productName`): the
+// sanitiser keeps [A-Za-z0-9-_. ] and joins the words with dashes (facts/nvidia.md §4).
+std::string gfd_product(std::string_view nvml) {
+  std::string out;
+  out.reserve(nvml.size());
+  bool space = false;
+  for (char c : nvml) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (c == ' ') {
+      space = !out.empty();
+    } else if (keep) {
+      if (space) out += '-';
+      space = false;
+      out += c;
+    }
+  }
+  return out;
+}
 
 class MigProfileUnknown final : public Rule {
  public:
@@ -30,7 +52,17 @@ class MigProfileUnknown final : public Rule {
         "catalog offers it, or when no single GPU offers all the entry's profiles together.\n\n"
         "The catalog is compiled in from `rules/data/mig-gpus.yaml`; `.gpuguard.yaml` can add GPU "
         "models under `mig.gpus` (same format) without a rebuild. Entries marked *inferred* rest on "
-        "inferences of the facts (DERIVED/UNVERIFIED), not on NVIDIA's tables:\n\n";
+        "inferences of the facts (DERIVED/UNVERIFIED), not on NVIDIA's tables.\n\n"
+        "Through Dynamic Resource Allocation a claim asks for a MIG device with a CEL equality on the attribute "
+        "`profile` of NVIDIA's driver (`device.attributes['gpu.nvidia.com'].profile == '1g.10gb'`, usually on the class "
+        "`mig.nvidia.com`), in a ResourceClaim, ResourceClaimTemplate or DeviceClass. The driver publishes the profile "
+        "as go-nvlib writes it, `<G>g.<GB>gb` with `+me`-style attributes, and only profiles whose compute and GPU "
+        "slices are equal (NVIDIA/k8s-dra-driver-gpu `cmd/gpu-kubelet-plugin/mig.go` CommonAttributesMig, `nvlib.go` "
+        "skipping `G != C`, `vendor/github.com/NVIDIA/go-nvlib/pkg/nvlib/device/mig_profile.go` String(), @22407113, "
+        "v0.4.0-rc.1+14). A value that is no profile of any GPU of the catalog (`1g.10GB`, `mig-1g.10gb`, `3g.30gb`) "
+        "matches no device: the claim is never allocated and its pods stay Pending. When the same expression also "
+        "requires `productName` (NVML's name, read as GFD's product label), the profile must be one of that model's.\n\n"
+        "The catalog:\n\n";
     info_.rationale_more = &mig::catalog_markdown;
     info_.remediation =
         "Use the profile names of the targeted GPU (`nvidia-smi mig -lgip` on the node lists them), or "
@@ -44,6 +76,7 @@ class MigProfileUnknown final : public Rule {
         "(mig-parted `pkg/types/mig_config.go`); §1.4 — device-filter semantics (an empty filter matches every GPU).",
     };
     info_.checks = {KindRef{"", "ConfigMap"}};
+    info_.checks.insert(info_.checks.end(), dra_kinds().begin(), dra_kinds().end());
     info_.example_bad = R"(apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -83,6 +116,10 @@ data:
   void finish(FinishContext& ctx) const override { static_cast<Pending*>(ctx.state())->flush(ctx); }
 
   void check(const Object& obj, CheckContext& ctx) const override {
+    if (obj.gvk.group == kResourceGroup) {
+      check_dra(obj, ctx);
+      return;
+    }
     const auto& docs = mig::find_mig_parted(obj);
     if (docs.empty()) return;
     auto& out = *static_cast<Pending*>(ctx.state());
@@ -132,6 +169,40 @@ data:
   }
 
  private:
+  // The `profile` equalities of a DRA object's CEL selectors.
+  static void check_dra(const Object& obj, CheckContext& ctx) {
+    std::optional<mig::Catalog> catalog;
+    for (const auto& [pointer, expression, group] : dra_selector_expressions(obj)) {
+      const CelTerm profile = cel_attribute_equality(expression, "profile");
+      if (!profile.value) continue;
+      if (!catalog) catalog.emplace(ctx.settings());
+      const std::string& p = *profile.value;
+      // A known size with attributes the catalog does not list (`+me.all`, `-me`) is not judged.
+      const std::string_view base = std::string_view(p).substr(0, std::min(p.find('+'), p.find('-')));
+      std::string msg;
+      msg.reserve(300 + 2 * p.size());
+      if (!catalog->known_profile(p) && !catalog->known_profile(base)) {
+        std::string why;
+        msg.append("profile == '").append(p).append("' matches no MIG device: ");
+        if (!valid_profile_name(p, &why))
+          msg.append("NVIDIA's DRA driver writes a MIG profile as <G>g.<GB>gb (e.g. 1g.10gb; ").append(why).append(")");
+        else
+          msg.append(p).append(" is not a MIG profile of any GPU in the catalog (add the GPU under mig.gpus in .gpuguard.yaml if it is new)");
+        msg.append(", so the claim is never allocated and its pods stay Pending");
+        ctx.report(pointer, std::move(msg));
+        continue;
+      }
+      const CelTerm product = cel_attribute_equality(expression, "productName");
+      if (!product.value) continue;
+      const MigGpu* g = catalog->by_product(gfd_product(*product.value));
+      if (!g || g->profile(p) || g->profile(base)) continue;
+      msg.append("profile == '").append(p).append("' matches no MIG device of the ").append(*product.value);
+      msg.append(" this expression requires (it offers ").append(mig::profile_list(*g));
+      msg.append("), so the claim is never allocated and its pods stay Pending");
+      ctx.report(pointer, std::move(msg));
+    }
+  }
+
   RuleInfo info_;
 };
 
