@@ -4,6 +4,7 @@
 #include <cctype>
 #include <map>
 
+#include "engine/dra.h"
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "engine/positions.h"
@@ -24,16 +25,19 @@ struct Pending {
   Pos pos;
   std::string config_key;  // the nvidia.com/device-plugin.config value it selects
   std::string who;         // "workload-type=serving"
+  std::string entry;       // DRA: the pod's claim entry (config_key is its resourceClaimName)
 };
 
 struct State final : RuleState {
   engine::Records<Pending> pending;  // selects a device-plugin config by node label
   engine::Records<Pending> unpinned;  // requests a whole GPU and selects no device-plugin config
+  engine::Records<Pending> dra;       // names a ResourceClaim (resourceClaimName), resolved in finish
   [[nodiscard]] bool mergeable() const override { return true; }
   void merge(RuleState& later) override {
     auto& l = static_cast<State&>(later);
     engine::append(pending, l.pending);
     engine::append(unpinned, l.unpinned);
+    engine::append(dra, l.dra);
   }
 };
 
@@ -68,7 +72,15 @@ class SharingLatencySensitive final : public Rule {
         "performs memory isolation between processes\" (NVIDIA/KAI-Scheduler `docs/gpu-sharing/README.md` "
         "@72de64fc, v0.13.0); the pods take turns on the GPU's compute like time-sliced replicas (with the "
         "`mps` annotation, through an MPS server: one fault domain). Annotations on a pod of another scheduler "
-        "do nothing and are not read.";
+        "do nothing and are not read.\n\n"
+        "**Dynamic Resource Allocation.** A pod template that names a ResourceClaim (`resourceClaimName`, in the input "
+        "or the cluster state) shares that claim's devices with every pod and replica that names it (k8s.io/api "
+        "`core/v1` PodResourceClaim; at most 256 consumers). When the claim's config (or its DeviceClass's) gives NVIDIA's "
+        "DRA driver a `GpuConfig`/`MigDeviceConfig` with `sharing.strategy: TimeSlicing` or `MPS`, those pods time-slice "
+        "or MPS-share one GPU: reported. A claim made from a template (`resourceClaimTemplateName`) belongs to one pod, "
+        "so its GPU is shared with no other pod, whatever its sharing setting: no finding (NVIDIA/k8s-dra-driver-gpu "
+        "`api/nvidia.com/resource/v1beta1/sharing.go`, `demo/specs/quickstart/v1/gpu-test3.yaml`, `gpu-test5.yaml` "
+        "@22407113, v0.4.0-rc.1+14).";
     info_.remediation =
         "Run serving on MIG instances (`nvidia.com/mig-<profile>` under the mixed strategy, or a MIG node "
         "pool under the single strategy) or on whole GPUs, and keep shared nodes for notebooks, CI and "
@@ -92,6 +104,7 @@ class SharingLatencySensitive final : public Rule {
     };
     info_.checks = pod_template_kinds();
     info_.reads = {KindRef{"", "ConfigMap"}, KindRef{"nvidia.com", "ClusterPolicy"}};
+    info_.reads.insert(info_.reads.end(), dra_kinds().begin(), dra_kinds().end());
     info_.example_bad = R"(apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -180,6 +193,19 @@ spec:
         if (reported) break;
       }
       if (reported) continue;
+      // GPUs through DRA: a ResourceClaim the pod names (resourceClaimName) is one set of devices for
+      // every pod that names it; whether it is a time-sliced or MPS GPU is known in finish.
+      if (const Node rcs = member(t.spec, "resourceClaims"); rcs.is_array()) {
+        size_t i = 0;
+        for (Node rc : rcs) {
+          const size_t index = i++;
+          const auto claim = string_at(rc, "resourceClaimName");
+          if (!claim || claim->empty() || member(rc, "resourceClaimTemplateName")) continue;
+          const std::string pointer = t.spec_pointer() + "/resourceClaims/" + std::to_string(index);
+          static_cast<State*>(ctx.state())->dra.push_back(
+              {ctx.ref(), pointer, ctx.position_of(pointer), std::string(*claim), who, std::string(string_at(rc, "name").value_or(""))});
+        }
+      }
       bool selects_config = false;
       for (const auto& r : labels::label_requirements(t)) {
         // Selecting the config, the sharing labels or a product (which GFD suffixes -SHARED on shared
@@ -202,7 +228,7 @@ spec:
         else if (r.key == "nvidia.com/device-plugin.config" && !r.value.empty()) {
           auto* st = static_cast<State*>(ctx.state());
           const std::string pointer = r.pointer();
-          st->pending.push_back({ctx.ref(), pointer, ctx.position_of(pointer), std::string(r.value), who});
+          st->pending.push_back({ctx.ref(), pointer, ctx.position_of(pointer), std::string(r.value), who, ""});
           continue;
         }
         if (why.empty()) continue;
@@ -215,7 +241,7 @@ spec:
       for (const auto& c : containers(t)) {
         if (!path(c.body, {"resources", "limits", "nvidia.com/gpu"})) continue;
         const std::string ptr = pointer_join(c.pointer + "/resources/limits", "nvidia.com/gpu");
-        static_cast<State*>(ctx.state())->unpinned.push_back({ctx.ref(), ptr, ctx.position_of(ptr), "", who});
+        static_cast<State*>(ctx.state())->unpinned.push_back({ctx.ref(), ptr, ctx.position_of(ptr), "", who, ""});
         break;
       }
     }
@@ -223,6 +249,23 @@ spec:
 
   void finish(FinishContext& ctx) const override {
     auto* st = static_cast<State*>(ctx.state());
+    for (const auto& p : st->dra) {
+      const DraGpus gpus = resolve_dra_gpus(ctx.inventory(), p.ref.namespace_(), {PodClaim{p.entry, p.config_key, ""}},
+                                            ctx.settings().gpu_device_classes);
+      for (const auto& r : gpus.requests) {
+        if (!r.shared || (r.sharing != DraSharing::time_slicing && r.sharing != DraSharing::mps)) continue;
+        std::string msg;
+        msg.reserve(400 + p.who.size() + r.source.size() + r.request.size() + r.device_class.size());
+        msg.append(p.who).append(" uses ").append(r.source).append(" (request ").append(r.request).append(", DeviceClass ");
+        msg.append(r.device_class).append("), whose GPU NVIDIA's DRA driver shares with ");
+        msg.append(r.sharing == DraSharing::mps ? "MPS" : "time-slicing");
+        msg.append(", and every pod that names the claim gets the same device: they have no memory or fault isolation and "
+                   "take turns, so latency depends on the neighbours; seed 9.2 puts serving on MIG instances or whole GPUs (a "
+                   "resourceClaimTemplateName gives each pod its own)");
+        ctx.report(p.ref, p.pointer, p.pos, std::move(msg));
+        break;
+      }
+    }
     if (st->pending.empty() && st->unpinned.empty()) return;
     // key → (strategy, ConfigMap) from every device-plugin config ConfigMap known.
     std::map<std::string, std::pair<std::string, std::string>, std::less<>> shared;
