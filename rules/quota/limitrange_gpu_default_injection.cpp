@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "engine/dra.h"
 #include "engine/inventory.h"
 #include "engine/kinds.h"
 #include "rules/all.h"
@@ -22,6 +23,7 @@ struct Ctr {
   // Each GPU resource named in its limits or requests, with what the scheduler counts as its
   // request (the request, else the limit the API copies into it; none when neither parses).
   std::vector<std::pair<std::string, std::optional<Quantity>>> gpus;
+  bool claims = false;  // it uses a DRA claim (resources.claims)
 
   // Sorted by resource: log n.
   [[nodiscard]] const std::pair<std::string, std::optional<Quantity>>* find(std::string_view r) const {
@@ -38,6 +40,7 @@ struct Template {
   std::string role;     // the template's role in its object ("" for most)
   std::vector<Ctr> init;     // init containers and native sidecars, in order
   std::vector<Ctr> regular;  // containers
+  std::vector<PodClaim> claims;  // the template's DRA claims, when a container uses one
 
   // What one pod asks for of `r` (engine::PodSum); the containers that do not set `r` count
   // `given`, if any (what the LimitRanger gives them).
@@ -103,7 +106,13 @@ class LimitRangeGpuDefaultInjection final : public Rule {
         "they do not ask for (templates with several containers, init containers or sidecars; for `max` and "
         "`min`, any container that omits the GPU). It also warns on the LimitRange itself, unless the "
         "inventory is complete and every pod template of the namespace has a single container (then a "
-        "default of 1 does exactly what the seed means).";
+        "default of 1 does exactly what the seed means).\n\n"
+        "A container that gets its GPU through Dynamic Resource Allocation (`resources.claims` naming a claim whose "
+        "request is of a GPU DeviceClass, in the input or the cluster state) asks for no `nvidia.com/gpu`, so the "
+        "LimitRanger gives it the default too: it does not look at `resources.claims` (`mergePodResourceRequirements` "
+        "fills every resource missing from `limits` and `requests`). Such a pod then asks for a device-plugin GPU on top "
+        "of its DRA GPU (held twice, or Pending where the nodes offer GPUs only through DRA); even a single-container "
+        "pod is reported.";
     info_.remediation =
         "Prefer `default: {nvidia.com/gpu: 0}` (with `defaultRequest` 0): the cap (`max`) stays, and no "
         "container gets a GPU it did not ask for. If you keep a default of 1, set `nvidia.com/gpu: 0` "
@@ -112,6 +121,7 @@ class LimitRangeGpuDefaultInjection final : public Rule {
     info_.checks = pod_template_kinds();
     info_.checks.push_back(KindRef{"", "LimitRange"});
     info_.reads = {KindRef{"", "LimitRange"}};
+    info_.reads.insert(info_.reads.end(), dra_kinds().begin(), dra_kinds().end());
     info_.facts = {
         "facts/kubernetes-and-queues.md §1.2 — LimitRanger `mergePodResourceRequirements` "
         "(`plugin/pkg/admission/limitranger/admission.go` @8f672ecf, an older stored version [V]) applies "
@@ -170,8 +180,9 @@ spec:
       tpl.pos = ctx.position_of(tpl.pointer);
       tpl.role = t.role;
       for (const auto& c : containers(t)) {
-        Ctr small{std::string(c.name), c.kind, {}};
+        Ctr small{std::string(c.name), c.kind, {}, false};
         if (const Node res = member(c.body, "resources"); res.is_object()) {
+          if (const Node cl = member(res, "claims"); cl.is_array() && !cl.empty()) small.claims = true;
           // Limits, then requests, sorted by resource (stably: a resource's limit before its
           // request, which overrides it when it parses): n log n in the container's resources.
           for (const char* key : {"limits", "requests"})
@@ -194,6 +205,7 @@ spec:
           }
           small.gpus.resize(kept);
         }
+        if (small.claims && tpl.claims.empty()) tpl.claims = pod_claims(t.spec);
         (c.kind == Container::Kind::regular ? tpl.regular : tpl.init).push_back(std::move(small));
       }
       static_cast<State*>(ctx.state())->namespaces[ctx.namespace_of_object()].push_back(std::move(tpl));
@@ -280,14 +292,28 @@ spec:
     std::vector<std::string> shown;
     for (const auto& tpl : templates) {
       std::vector<std::string> receivers;
+      std::string dra_receiver;  // a receiver that gets its GPU through DRA already
       const size_t total = tpl.init.size() + tpl.regular.size();
       for (const auto* list : {&tpl.init, &tpl.regular})
         for (const Ctr& c : *list)
-          if (!c.find(r)) receivers.push_back(describe(Container{Node(), "", c.name, c.kind}));
+          if (!c.find(r)) {
+            receivers.push_back(describe(Container{Node(), "", c.name, c.kind}));
+            if (c.claims && dra_receiver.empty()) dra_receiver = receivers.back();
+          }
       if (receivers.empty()) continue;
-      if (first.effect == Effect::explicit_default && total < 2) continue;  // the default the seed means
+      std::string dra;
+      if (!dra_receiver.empty()) {
+        const DraGpus gpus = resolve_dra_gpus(inv, ns, tpl.claims, ctx.settings().gpu_device_classes);
+        if (gpus.any()) {
+          dra.reserve(300 + dra_receiver.size());
+          dra.append("; ").append(dra_receiver).append(" already gets its GPU ").append(dra_summary(gpus));
+          dra.append(", and the LimitRanger, which does not look at resources.claims, adds a device-plugin ").append(r);
+          dra.append(" on top (held twice, or Pending where the nodes offer GPUs only through DRA)");
+        }
+      }
+      if (first.effect == Effect::explicit_default && total < 2 && dra.empty()) continue;  // the default the seed means
       if (++affected <= 3) shown.push_back(tpl.what());
-      report_template(ctx, tpl, receivers, total, first.effect, *first.g, lr_name);
+      report_template(ctx, tpl, receivers, total, first.effect, *first.g, lr_name, dra);
     }
 
     std::string here;
@@ -326,13 +352,13 @@ spec:
 
   static void report_template(FinishContext& ctx, const Template& tpl,
                               const std::vector<std::string>& receivers, size_t total, Effect effect,
-                              const quota::GpuLimits& g, const std::string& lr_name) {
+                              const quota::GpuLimits& g, const std::string& lr_name, const std::string& dra) {
     const std::string& r = g.resource;
     if (effect == Effect::request_from_min) {
       ctx.report(tpl.ref, tpl.pointer, tpl.pos,
                  lr_name + " (min " + r + ": " + g.eff_request->to_string() + ", no default) gives " + join(receivers) + " of " +
                      tpl.what() + " a " + r + " request of " + g.eff_request->to_string() +
-                     " without a limit: the API server rejects every such pod (\"Limit must be set for non overcommitable resources\")");
+                     " without a limit: the API server rejects every such pod (\"Limit must be set for non overcommitable resources\")" + dra);
       return;
     }
     // A container the LimitRanger gives the resource asks for the default request (defaultRequest,
@@ -352,6 +378,7 @@ spec:
             (receivers.size() == 1 ? "es" : "") + " not ask for it";
     msg += ": each pod holds " + after.to_string() + " " + r + (before.is_zero() ? " instead of none" : " instead of " + before.to_string()) +
            "; set " + r + ": 0 on " + (receivers.size() == 1 ? "that container" : "those containers") + ", or make the default 0";
+    msg += dra;
     ctx.report(tpl.ref, tpl.pointer, tpl.pos, msg);
   }
 

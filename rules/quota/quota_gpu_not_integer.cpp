@@ -1,5 +1,6 @@
 // quota-gpu-not-integer: a ResourceQuota GPU amount that is not a whole number.
 
+#include "engine/dra.h"
 #include "rules/all.h"
 
 namespace gpuguard::rules {
@@ -40,7 +41,12 @@ class QuotaGpuNotInteger final : public Rule {
         "half is silently lost (`2.5` gives 2, `500m` gives none at all).\n"
         "- `limits.nvidia.com/gpu` and the bare `nvidia.com/gpu` are treated as extended resource names, "
         "and a fraction there makes the API server reject the whole quota (\"must be an integer\").\n\n"
-        "Either way the quota does not do what it says.";
+        "Either way the quota does not do what it says.\n\n"
+        "The Dynamic Resource Allocation key `<class>.deviceclass.resource.k8s.io/devices` of a GPU DeviceClass "
+        "(`gpuDeviceClasses`) is an extended resource name to the API server (not in `kubernetes.io/`, no "
+        "`requests.` prefix: kubernetes `pkg/apis/core/helper/helpers.go` IsExtendedResourceName, read in the code "
+        "index), so `gpu.nvidia.com.deviceclass.resource.k8s.io/devices: 1.5` is rejected (\"must be an integer\"). "
+        "(Its `requests.` form is accepted and ignored: `quota-gpu-key-ignored`.)";
     info_.remediation =
         "Write GPU quota amounts as whole numbers (`requests.nvidia.com/gpu: 2`). Decide whether the team "
         "gets the GPU it was half given.";
@@ -81,7 +87,23 @@ spec:
     const Node hard = path(obj.root(), {"spec", "hard"});
     if (!hard.is_object()) return;
     const auto& gpus = ctx.settings().gpu_resources;
+    constexpr std::string_view kDevices = ".deviceclass.resource.k8s.io/devices";
     for (const auto [key, value] : hard.items()) {
+      if (key.ends_with(kDevices) && !key.starts_with("requests.")) {
+        // A claim count key: an extended resource name when `requests.<key>` is a qualified name
+        // (prefix at most 253 characters).
+        const std::string_view cls = key.substr(0, key.size() - kDevices.size());
+        if (!device_class_matches(cls, ctx.settings().gpu_device_classes) || key.size() + 1 > 253) continue;  // 9 + (size - 8) > 253
+        auto q = Quantity::from_node(value);
+        if (!q || q->is_integer() || q->is_negative()) continue;
+        std::string msg;
+        msg.reserve(200 + 2 * key.size());
+        msg.append("`").append(key).append(": ").append(q->to_string()).append("` is not a whole number: the API server rejects the "
+                                                                               "ResourceQuota (\"must be an integer\"), as it does any "
+                                                                               "extended resource; claims are counted in whole devices");
+        ctx.report(pointer_join("/spec/hard", key), std::move(msg));
+        continue;
+      }
       const bool tracked = key.starts_with("requests.");
       std::string_view resource = key;
       if (tracked) resource.remove_prefix(9);
