@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -415,7 +416,8 @@ int run_fix(const FixOptions& opts, const engine::Registry& registry) {
       }
       ok.push_back(c);
     }
-    // All at once; if the result does not read as intended, each alone, and those that pass.
+    // All at once; if the result does not read as intended, halves of them, down to the objects
+    // whose own edits do not (so one such object among n costs about 2 log2 n readings, not n).
     auto combine = [&](const std::vector<size_t>& which) {
       std::vector<engine::TextEdit> all;
       for (const size_t c : which) all.insert(all.end(), edits[c].begin(), edits[c].end());
@@ -424,19 +426,32 @@ int run_fix(const FixOptions& opts, const engine::Registry& registry) {
     std::optional<std::string> fixed = ok.empty() ? std::optional<std::string>(l.text) : combine(ok);
     if (!ok.empty() && (!fixed || !reads_as(l, *fixed, ok))) {
       std::vector<size_t> good;
-      for (const size_t c : ok) {
-        const auto alone = combine({c});
-        if (alone && reads_as(l, *alone, {c})) {
-          good.push_back(c);
-        } else {
-          const engine::Object& obj = l.objects[l.changes[c].object];
-          note(l.input.display + ":" + std::to_string(root_pos(obj).line),
-               "warning: " + obj.display_name() + " (" + join(l.changes[c].rules) +
-                   ") not rewritten: its layout could not be edited so that it reads as the fix intends; fix by hand "
-                   "(gpuguard mutate --diff shows the fix)");
-          by_hand = true;
+      std::vector<std::vector<size_t>> todo{ok};
+      while (!todo.empty()) {
+        std::vector<size_t> which = std::move(todo.back());
+        todo.pop_back();
+        if (which.size() < ok.size()) {
+          const auto text = combine(which);
+          if (text && reads_as(l, *text, which)) {
+            good.insert(good.end(), which.begin(), which.end());
+            continue;
+          }
         }
+        if (which.size() > 1) {
+          const auto half = static_cast<std::ptrdiff_t>(which.size() / 2);
+          todo.emplace_back(which.begin() + half, which.end());
+          todo.emplace_back(which.begin(), which.begin() + half);
+          continue;
+        }
+        const size_t c = which.front();
+        const engine::Object& obj = l.objects[l.changes[c].object];
+        note(l.input.display + ":" + std::to_string(root_pos(obj).line),
+             "warning: " + obj.display_name() + " (" + join(l.changes[c].rules) +
+                 ") not rewritten: its layout could not be edited so that it reads as the fix intends; fix by hand "
+                 "(gpuguard mutate --diff shows the fix)");
+        by_hand = true;
       }
+      std::sort(good.begin(), good.end());
       ok = good;
       fixed = ok.empty() ? std::optional<std::string>(l.text) : combine(ok);
       if (!ok.empty() && (!fixed || !reads_as(l, *fixed, ok))) {
