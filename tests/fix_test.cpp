@@ -374,6 +374,18 @@ TEST_CASE("fix keeps comments, flow style, quoting and indentation; CRLF, no fin
     CHECK(fixed == text + "\n          limits:\n            nvidia.com/gpu: \"1\"");
     CHECK(test::read_file(tmp.path() / "copy" / "pod.yaml") == fixed);
   }
+  SUBCASE("a byte order mark and characters of several bytes before the edits; input errors exit 2") {
+    const std::string text =
+        "\xEF\xBB\xBF# D\xC3\xBCsseldorf \xE8\xAE\xAD\xE7\xBB\x83\napiVersion: v1\nkind: Pod\nmetadata: {name: \"tr\xC3\xA4in\"}\nspec:\n"
+        "  containers:\n  - name: c  # \xC3\xA9\n    resources: {requests: {nvidia.com/gpu: 1}}  # \xC3\xBC\n";
+    test::write_file(f, text);
+    r = test::run({"fix", "--no-config", "pod.yaml"}, "", tmp.path());
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(test::read_file(f) == replace_all(text, "{requests: {nvidia.com/gpu: 1}}", "{requests: {nvidia.com/gpu: 1}, limits: {nvidia.com/gpu: 1}}") +
+                                    "  tolerations:\n  - effect: NoSchedule\n    key: nvidia.com/gpu\n    operator: Exists\n");
+    CHECK(test::run({"fix", "--no-config", "missing.yaml"}, "", tmp.path()).exit_code == 2);
+    CHECK(test::run({"fix", "--no-config", "--rule", "no-such-rule", "pod.yaml"}, "", tmp.path()).exit_code == 2);
+  }
   SUBCASE("JSON stays JSON") {
     const fs::path j = tmp.path() / "pod.json";
     test::write_file(j, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"metadata\": {\"name\": \"p\"},\n  \"spec\": {\n"
