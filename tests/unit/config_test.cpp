@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/config.h"
+#include "engine/dra.h"
 #include "tests/support/schema.h"
 #include "tests/support/support.h"
 
@@ -225,6 +226,32 @@ TEST_CASE("find_config_upward finds the nearest .gpuguard.yaml") {
   auto found = find_config_upward(dir.path() / "a" / "b");
   REQUIRE(found.has_value());
   CHECK(std::filesystem::equivalent(*found, dir.path() / ".gpuguard.yaml"));
+}
+
+TEST_CASE("kubernetesVersion: default 1.36, \"1.35\", \"v1.34.2\" kept as major.minor; a number or another form refused; printed back") {
+  CHECK(default_config(registry()).settings.kubernetes_version == "1.36");
+  CHECK(dra_extended_resource_on(default_config(registry()).settings.kubernetes_version));
+  for (const auto& [yaml, want] : {std::pair{"kubernetesVersion: \"1.35\"\n", "1.35"}, std::pair{"kubernetesVersion: v1.34.2\n", "1.34"},
+                                   std::pair{"kubernetesVersion: \"1.37\"\n", "1.37"}}) {
+    CAPTURE(yaml);
+    auto c = load_config(yaml, ".gpuguard.yaml", registry());
+    REQUIRE(c.has_value());
+    CHECK(c->settings.kubernetes_version == want);
+    auto again = load_config(print_config(*c, registry()), "printed.yaml", registry());
+    REQUIRE(again.has_value());
+    CHECK(again->settings.kubernetes_version == want);
+  }
+  CHECK_FALSE(dra_extended_resource_on("1.35"));
+  CHECK_FALSE(dra_extended_resource_on("v1.34.2"));
+  CHECK(dra_extended_resource_on("1.36"));
+  CHECK(dra_extended_resource_on("2.0"));
+  for (const char* bad : {"kubernetesVersion: 1.30\n", "kubernetesVersion: latest\n", "kubernetesVersion: \"1.\"\n",
+                          "kubernetesVersion: \"1.35.x\"\n", "kubernetesVersion: [1]\n"}) {
+    CAPTURE(bad);
+    auto errs = errors_of(bad);
+    REQUIRE(!errs.empty());
+    CHECK(errs[0].message.find("kubernetesVersion: expected a Kubernetes version") != std::string::npos);
+  }
 }
 
 }  // TEST_SUITE
