@@ -106,19 +106,19 @@ YamlSource::YamlSource(std::string_view text, bool json) : text_(text), json_(js
       if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) char_start.push_back(static_cast<uint32_t>(i));
     char_start.push_back(static_cast<uint32_t>(text.size()));
   }
-  auto offset = [&](size_t index) -> size_t {
+  // A part of the text parsed on its own (after a document libyaml could not read): its marks count
+  // from its start.
+  size_t part = 0;
+  size_t char_base = 0;
+  uint32_t line_base = 0;
+  auto offset = [&](size_t rel) -> size_t {
+    const size_t index = char_base + rel;
     if (ascii) return std::min(text.size(), base + index);
     return index < char_start.size() ? char_start[index] : text.size();
   };
   const size_t nl = text.find('\n');
   if (nl != std::string_view::npos && nl > 0 && text[nl - 1] == '\r') eol_ = "\r\n";
 
-  yaml_parser_t parser;
-  if (yaml_parser_initialize(&parser) == 0) {
-    error_ = "out of memory";
-    return;
-  }
-  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
   std::vector<int> open;
   yaml_event_t ev;
   auto add_node = [&](Kind kind, Style style, const yaml_event_t& e, bool anchor) {
@@ -128,7 +128,7 @@ YamlSource::YamlSource(std::string_view text, bool json) : text_(text), json_(js
     n.anchor = anchor;
     n.start = offset(e.start_mark.index);
     n.end = offset(e.end_mark.index);
-    n.line = static_cast<uint32_t>(e.start_mark.line);
+    n.line = line_base + static_cast<uint32_t>(e.start_mark.line);
     n.col = static_cast<uint32_t>(e.start_mark.column);
     const int id = static_cast<int>(nodes_.size());
     if (open.empty()) {
@@ -140,61 +140,89 @@ YamlSource::YamlSource(std::string_view text, bool json) : text_(text), json_(js
     nodes_.push_back(std::move(n));
     return id;
   };
-  for (;;) {
-    if (yaml_parser_parse(&parser, &ev) == 0) {
-      error_ = std::string(parser.problem ? parser.problem : "not YAML") + " at line " +
-               std::to_string(parser.problem_mark.line + 1) + ", column " + std::to_string(parser.problem_mark.column + 1);
-      break;
+  for (;;) {  // each part
+    yaml_parser_t parser;
+    if (yaml_parser_initialize(&parser) == 0) {
+      error_ = "out of memory";
+      return;
     }
-    const yaml_event_type_t type = ev.type;
-    switch (type) {
-      case YAML_SCALAR_EVENT: {
-        Style st = Style::plain;
-        switch (ev.data.scalar.style) {
-          case YAML_SINGLE_QUOTED_SCALAR_STYLE: st = Style::single_quoted; break;
-          case YAML_DOUBLE_QUOTED_SCALAR_STYLE: st = Style::double_quoted; break;
-          case YAML_LITERAL_SCALAR_STYLE:
-          case YAML_FOLDED_SCALAR_STYLE: st = Style::block; break;
-          default: break;
+    yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data() + part), text.size() - part);
+    open.clear();
+    size_t resume = std::string_view::npos;
+    for (;;) {
+      if (yaml_parser_parse(&parser, &ev) == 0) {
+        // As the loader: the document is skipped, and reading goes on at the next `---` line.
+        const size_t problem = offset(parser.problem_mark.index);
+        const size_t from = line_start(std::min(problem, text.size()));
+        for (size_t at = text.find("\n---", from == 0 ? 0 : from - 1); at != std::string_view::npos; at = text.find("\n---", at + 1)) {
+          const char after = at + 4 < text.size() ? text[at + 4] : '\n';
+          if (at + 1 > part && (after == '\n' || after == ' ' || after == '\r' || after == '\t')) {
+            resume = at + 1;
+            break;
+          }
         }
-        const int id = add_node(Kind::scalar, st, ev, ev.data.scalar.anchor != nullptr);
-        Node& n = nodes_[static_cast<size_t>(id)];
-        n.value.assign(reinterpret_cast<const char*>(ev.data.scalar.value), ev.data.scalar.length);
-        // A merge key: the mapping takes another's entries.
-        if (n.parent >= 0 && nodes_[static_cast<size_t>(n.parent)].kind == Kind::mapping &&
-            nodes_[static_cast<size_t>(n.parent)].kids.size() % 2 == 1 && st == Style::plain && n.value == "<<")
-          n.anchor = true;
+        if (resume == std::string_view::npos)
+          error_ = std::string(parser.problem ? parser.problem : "not YAML") + " at line " +
+                   std::to_string(line_base + parser.problem_mark.line + 1) + ", column " +
+                   std::to_string(parser.problem_mark.column + 1);
         break;
       }
-      case YAML_ALIAS_EVENT: add_node(Kind::alias, Style::plain, ev, true); break;
-      case YAML_SEQUENCE_START_EVENT: {
-        const bool flow = ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
-        const int id = add_node(Kind::sequence, flow ? Style::flow_collection : Style::block_collection, ev,
-                                ev.data.sequence_start.anchor != nullptr);
-        open.push_back(id);
-        break;
-      }
-      case YAML_MAPPING_START_EVENT: {
-        const bool flow = ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE;
-        const int id = add_node(Kind::mapping, flow ? Style::flow_collection : Style::block_collection, ev,
-                                ev.data.mapping_start.anchor != nullptr);
-        mappings_.push_back(id);
-        open.push_back(id);
-        break;
-      }
-      case YAML_SEQUENCE_END_EVENT:
-      case YAML_MAPPING_END_EVENT:
-        if (!open.empty()) {
-          nodes_[static_cast<size_t>(open.back())].end = offset(ev.end_mark.index);
-          open.pop_back();
+      const yaml_event_type_t type = ev.type;
+      switch (type) {
+        case YAML_SCALAR_EVENT: {
+          Style st = Style::plain;
+          switch (ev.data.scalar.style) {
+            case YAML_SINGLE_QUOTED_SCALAR_STYLE: st = Style::single_quoted; break;
+            case YAML_DOUBLE_QUOTED_SCALAR_STYLE: st = Style::double_quoted; break;
+            case YAML_LITERAL_SCALAR_STYLE:
+            case YAML_FOLDED_SCALAR_STYLE: st = Style::block; break;
+            default: break;
+          }
+          const int id = add_node(Kind::scalar, st, ev, ev.data.scalar.anchor != nullptr);
+          Node& n = nodes_[static_cast<size_t>(id)];
+          n.value.assign(reinterpret_cast<const char*>(ev.data.scalar.value), ev.data.scalar.length);
+          // A merge key: the mapping takes another's entries.
+          if (n.parent >= 0 && nodes_[static_cast<size_t>(n.parent)].kind == Kind::mapping &&
+              nodes_[static_cast<size_t>(n.parent)].kids.size() % 2 == 1 && st == Style::plain && n.value == "<<")
+            n.anchor = true;
+          break;
         }
-        break;
-      default: break;
+        case YAML_ALIAS_EVENT: add_node(Kind::alias, Style::plain, ev, true); break;
+        case YAML_SEQUENCE_START_EVENT: {
+          const bool flow = ev.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
+          const int id = add_node(Kind::sequence, flow ? Style::flow_collection : Style::block_collection, ev,
+                                  ev.data.sequence_start.anchor != nullptr);
+          open.push_back(id);
+          break;
+        }
+        case YAML_MAPPING_START_EVENT: {
+          const bool flow = ev.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE;
+          const int id = add_node(Kind::mapping, flow ? Style::flow_collection : Style::block_collection, ev,
+                                  ev.data.mapping_start.anchor != nullptr);
+          mappings_.push_back(id);
+          open.push_back(id);
+          break;
+        }
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+          if (!open.empty()) {
+            nodes_[static_cast<size_t>(open.back())].end = offset(ev.end_mark.index);
+            open.pop_back();
+          }
+          break;
+        default: break;
+      }
+      yaml_event_delete(&ev);
+      if (type == YAML_STREAM_END_EVENT) break;
     }
-    yaml_event_delete(&ev);
-    if (type == YAML_STREAM_END_EVENT) break;
+    yaml_parser_delete(&parser);
+    if (resume == std::string_view::npos) break;
+    char_base = ascii ? resume - base
+                      : static_cast<size_t>(std::lower_bound(char_start.begin(), char_start.end(), static_cast<uint32_t>(resume)) -
+                                            char_start.begin());
+    line_base = static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(resume), '\n'));
+    part = resume;
   }
-  yaml_parser_delete(&parser);
 
   // Each document's layout, from its own block collections.
   layouts_.resize(roots_.size());

@@ -386,6 +386,19 @@ TEST_CASE("fix keeps comments, flow style, quoting and indentation; CRLF, no fin
     CHECK(test::run({"fix", "--no-config", "missing.yaml"}, "", tmp.path()).exit_code == 2);
     CHECK(test::run({"fix", "--no-config", "--rule", "no-such-rule", "pod.yaml"}, "", tmp.path()).exit_code == 2);
   }
+  SUBCASE("documents libyaml cannot read are skipped, as the loader skips them; the others are fixed; exit 2") {
+    const std::string text =
+        "a: [1\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}\n"
+        "---\nb: {\n---\n# x\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n";
+    test::write_file(f, text);
+    r = test::run({"fix", "--no-config", "pod.yaml"}, "", tmp.path());
+    CHECK(r.exit_code == 2);
+    CHECK(has(r.err, "pod.yaml:3: fixed Pod a (gpu-toleration-missing)"));
+    CHECK(has(r.err, "pod.yaml:11: fixed Pod b (gpu-toleration-missing)"));
+    CHECK(test::read_file(f) ==
+          replace_all(text, "{limits: {nvidia.com/gpu: 1}}}]}", "{limits: {nvidia.com/gpu: 1}}}], tolerations: [{effect: NoSchedule, key: nvidia.com/gpu, operator: Exists}]}") +
+              "  tolerations:\n    - effect: NoSchedule\n      key: nvidia.com/gpu\n      operator: Exists\n");
+  }
   SUBCASE("JSON stays JSON") {
     const fs::path j = tmp.path() / "pod.json";
     test::write_file(j, "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"metadata\": {\"name\": \"p\"},\n  \"spec\": {\n"
