@@ -66,6 +66,9 @@ const std::vector<Entry>& table() {
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "ResourceClaimTemplate"},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "ResourceClaim"},
       {"resource.k8s.io", {"v1", "v1beta2", "v1beta1"}, "DeviceClass"},
+      // NVIDIA's DRA driver: a ComputeDomain makes the ResourceClaimTemplate its channel names
+      // (dra-reference-unknown). v1beta1 is the CRD's only version (NVIDIA/k8s-dra-driver-gpu @22407113).
+      {"resource.nvidia.com", {"v1beta1"}, "ComputeDomain"},
   };
   return kTable;
 }

@@ -308,6 +308,51 @@ TEST_CASE("--state: the admitted object is judged with the cluster, and the stat
   CHECK(wh.metric("gpuguard_state_objects") == 2);
 }
 
+TEST_CASE("--state: a DRA pod is judged against the claim templates of the state (dra-reference-unknown)") {
+  if (!have_tools()) {
+    test::skip("tools missing");
+    return;
+  }
+  test::TempDir state;
+  const std::string cls =
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu.nvidia.com}\n"
+      "spec:\n  selectors: [{cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}}]\n";
+  const std::string tmpl =
+      "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one-gpu, namespace: ml}\n"
+      "spec:\n  spec:\n    devices:\n      requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]\n";
+  test::write_file(state.path() / "dra.yaml", cls + tmpl);
+  Webhook wh({"--state", state.path().string()});
+  auto pod = [](const std::string& tmpl_name) {
+    json claims = json::array({{{"name", "gpu"}, {"resourceClaimTemplateName", tmpl_name}}});
+    return json{{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", "serve"}, {"namespace", "ml"}}},
+                {"spec",
+                 {{"resourceClaims", claims},
+                  {"containers", {{{"name", "vllm"}, {"image", "vllm/vllm-openai"}, {"resources", {{"claims", {{{"name", "gpu"}}}}}}}}}}}};
+  };
+  // The template is in the state: admitted.
+  auto ok = wh.write("ok.json", review_of(pod("one-gpu")).dump());
+  json r = json::parse(wh.curl("/validate", ok.string()).second);
+  CHECK_MESSAGE(r["response"]["allowed"] == json(true), r.dump());
+  // A template the namespace does not have: denied, naming the rule and saying the pod would stay Pending.
+  auto missing = wh.write("missing.json", review_of(pod("two-gpus")).dump());
+  r = json::parse(wh.curl("/validate", missing.string()).second);
+  CHECK(r["response"]["allowed"] == json(false));
+  const std::string msg = r["response"]["status"].value("message", std::string());
+  CHECK(msg.find("[dra-reference-unknown]") != std::string::npos);
+  CHECK(msg.find("ResourceClaimTemplate ml/two-gpus") != std::string::npos);
+  CHECK_MESSAGE(msg.find("stays Pending") != std::string::npos, msg);
+  // Once the state holds that template too, the same pod is admitted.
+  test::write_file(state.path() / "dra.yaml",
+                   cls + tmpl + "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: two-gpus, namespace: ml}\n"
+                                "spec:\n  spec:\n    devices:\n      requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}]\n");
+  wh.proc->signal(SIGHUP);
+  REQUIRE(wh.proc->wait_for_log("\"kept\":3"));
+  r = json::parse(wh.curl("/validate", missing.string()).second);
+  CHECK_MESSAGE(r["response"]["allowed"] == json(true), r.dump());
+}
+
 TEST_CASE("--client-ca requires a client certificate; --metrics-addr moves health and metrics to plain HTTP") {
   if (!have_tools()) {
     test::skip("tools missing");
