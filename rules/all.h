@@ -10,6 +10,7 @@ namespace gpuguard::rules {
 std::unique_ptr<const engine::Rule> make_dcgm_exporter_disabled();
 std::unique_ptr<const engine::Rule> make_dra_claim_invalid();
 std::unique_ptr<const engine::Rule> make_dra_reference_unknown();
+std::unique_ptr<const engine::Rule> make_dra_shared_claim_replicated();
 std::unique_ptr<const engine::Rule> make_gang_priority_class_missing();
 std::unique_ptr<const engine::Rule> make_gang_queue_missing();
 std::unique_ptr<const engine::Rule> make_gang_scheduler_name_mismatch();

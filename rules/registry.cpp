@@ -9,6 +9,7 @@ engine::Registry make_registry() {
   rules.push_back(make_dcgm_exporter_disabled());
   rules.push_back(make_dra_claim_invalid());
   rules.push_back(make_dra_reference_unknown());
+  rules.push_back(make_dra_shared_claim_replicated());
   rules.push_back(make_gang_priority_class_missing());
   rules.push_back(make_gang_queue_missing());
   rules.push_back(make_gang_scheduler_name_mismatch());
