@@ -8,6 +8,7 @@
 namespace gpuguard::rules {
 
 std::unique_ptr<const engine::Rule> make_dcgm_exporter_disabled();
+std::unique_ptr<const engine::Rule> make_deviceclass_extended_resource_conflict();
 std::unique_ptr<const engine::Rule> make_dra_claim_invalid();
 std::unique_ptr<const engine::Rule> make_dra_reference_unknown();
 std::unique_ptr<const engine::Rule> make_dra_shared_claim_replicated();

@@ -7,6 +7,7 @@ namespace gpuguard::rules {
 engine::Registry make_registry() {
   std::vector<std::unique_ptr<const engine::Rule>> rules;
   rules.push_back(make_dcgm_exporter_disabled());
+  rules.push_back(make_deviceclass_extended_resource_conflict());
   rules.push_back(make_dra_claim_invalid());
   rules.push_back(make_dra_reference_unknown());
   rules.push_back(make_dra_shared_claim_replicated());
