@@ -22,8 +22,8 @@ constexpr size_t kFirstAvailableDeviceRequestMaxSize = 8;
 constexpr size_t kDeviceSelectorsMaxSize = 32;
 constexpr size_t kDeviceConstraintsMaxSize = 32;
 constexpr size_t kDeviceConfigMaxSize = 32;
-constexpr size_t kCELSelectorExpressionMaxLength = 10 * 1024;
-constexpr size_t kOpaqueParametersMaxLength = 10 * 1024;
+constexpr size_t kCELSelectorExpressionMaxLength = size_t{10} * 1024;
+constexpr size_t kOpaqueParametersMaxLength = size_t{10} * 1024;
 // DRAAdminNamespaceLabelKey (v1.34 on); v1.33 read resource.k8s.io/admin-access.
 constexpr std::string_view kAdminLabel = "resource.kubernetes.io/admin-access";
 constexpr std::string_view kAdminLabelOld = "resource.k8s.io/admin-access";
@@ -114,7 +114,7 @@ class ClaimChecker {
   }
 
  private:
-  void refuse(const std::string& pointer, std::string error, std::string_view hint = {}) {
+  void refuse(const std::string& pointer, const std::string& error, std::string_view hint = {}) {
     std::string msg;
     msg.reserve(error.size() + hint.size() + what_.size() + 40);
     msg.append("the API server refuses this ").append(what_).append(": ").append(error);
