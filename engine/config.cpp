@@ -94,6 +94,12 @@ std::optional<Mode> parse_mode(std::string_view s) {
 }
 }  // namespace
 
+const ClusterScope* Config::cluster(std::string_view name) const {
+  for (const auto& c : clusters)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
 const RuleSettings& Config::rule(std::string_view id) const {
   static const RuleSettings kDisabled{false, Severity::warning, Mode::enforce, {}};
   auto it = rules.find(id);
@@ -102,7 +108,9 @@ const RuleSettings& Config::rule(std::string_view id) const {
 
 namespace {
 
-constexpr std::string_view kTopKeys[] = {"gpuResources", "gpuDeviceClasses", "defaultNamespace", "mig", "rules", "exclude", "webhook"};
+constexpr std::string_view kTopKeys[] = {"gpuResources", "gpuDeviceClasses", "defaultNamespace", "mig", "rules", "exclude", "webhook",
+                                         "oneInventory", "clusters"};
+constexpr std::string_view kClusterKeys[] = {"paths", "complete", "rules"};
 constexpr std::string_view kRuleKeys[] = {"enabled", "severity", "mode", "fix", "params"};
 constexpr std::string_view kWebhookKeys[] = {"onUpdate", "failureMode", "mutate", "exemptions"};
 constexpr std::string_view kExemptionKeys[] = {"annotations", "requireReason", "allow"};
@@ -368,6 +376,173 @@ void read_exemptions(const json& x, const Registry& registry, Validator& val, Ex
   }
 }
 
+void read_rules(const json& rules, const std::string& base, const std::string& label, const Registry& registry,
+                Validator& val, std::map<std::string, RuleSettings, std::less<>>& into);
+
+// A cluster's name: what `lint --cluster` takes.
+bool valid_cluster_name(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// `clusters:` NAME → a list of paths, or {paths, complete, rules}; paths relative to the config's folder.
+void read_clusters(const json& clusters, std::string_view file, const Registry& registry, Validator& val, Config& config) {
+  if (!clusters.is_object()) {
+    val.error("/clusters", "clusters: expected a mapping of cluster names to lists of paths, got " + type_name(clusters));
+    return;
+  }
+  const std::filesystem::path folder = std::filesystem::path(file).parent_path();
+  for (const auto& [name, c] : clusters.items()) {
+    const std::string cptr = pointer_join("/clusters", name);
+    const std::string label = "clusters." + name;
+    if (!valid_cluster_name(name)) {
+      val.error(cptr, "clusters: \"" + name + "\" is not a cluster name (letters, digits, '-', '_' and '.', at most 63)");
+      continue;
+    }
+    ClusterScope scope;
+    scope.name = name;
+    scope.where = val.where(cptr);
+    const json* paths = &c;
+    std::string pptr = cptr;
+    if (c.is_object()) {
+      for (const auto& [k, v] : c.items())
+        if (!known(k, kClusterKeys))
+          val.error(pointer_join(cptr, k), std::string(label).append(": unknown key \"").append(k).append("\" (known: ").append(list_of(kClusterKeys)).append(")"));
+      paths = member(c, "paths");
+      pptr = pointer_join(cptr, "paths");
+      if (!paths) {
+        val.error(cptr, label + ": no paths (a list of files and folders, relative to the config file)");
+        continue;
+      }
+      if (const json* complete = member(c, "complete")) {
+        if (!complete->is_boolean()) val.error(pointer_join(cptr, "complete"), label + ".complete: expected true or false, got " + brief(*complete));
+        else scope.complete = complete->get<bool>();
+      }
+      if (const json* rules = member(c, "rules")) {
+        auto own = config.rules;  // the config's, then the cluster's over them
+        read_rules(*rules, pointer_join(cptr, "rules"), label + ".rules.", registry, val, own);
+        scope.rules = std::move(own);
+        if (rules->is_object())
+          for (const auto& [id, v] : rules->items())
+            if (registry.find(id)) scope.named.push_back(id);
+      }
+    } else if (!c.is_array()) {
+      val.error(cptr, label + ": expected a list of paths or a mapping (paths, complete, rules), got " + type_name(c));
+      continue;
+    }
+    if (!paths->is_array() || paths->empty()) {
+      val.error(pptr, label + ": expected a non-empty list of paths, got " + (paths->is_array() ? std::string("an empty list") : type_name(*paths)));
+      continue;
+    }
+    for (size_t i = 0; i < paths->size(); ++i) {
+      const json& p = (*paths)[i];
+      if (!p.is_string() || p.get_ref<const std::string&>().empty() || p.get_ref<const std::string&>().find('\0') != std::string::npos) {
+        val.error(pointer_join(pptr, i), Validator::dotted(pointer_join(pptr, i)) + ": expected a path (a non-empty string), got " + brief(p));
+        continue;
+      }
+      scope.paths.push_back(p.get<std::string>());
+      scope.resolved.push_back((folder / p.get_ref<const std::string&>()).lexically_normal());
+    }
+    config.clusters.push_back(std::move(scope));
+  }
+}
+
+// `rules:` (at `base`, "/rules" or "/clusters/NAME/rules"): settings over those in `into`. Messages
+// name a rule as `label` and its id ("rules.gpu-limit-missing").
+void read_rules(const json& rules, const std::string& base, const std::string& label, const Registry& registry,
+                Validator& val, std::map<std::string, RuleSettings, std::less<>>& into) {
+  if (!rules.is_object()) {
+    val.error(base, label.substr(0, label.size() - 1) + ": expected a mapping of rule ids, got " + type_name(rules));
+    return;
+  }
+  for (const auto& [id, rs] : rules.items()) {
+    std::string rptr = pointer_join(base, id);
+    const Rule* rule = registry.find(id);
+    if (!rule) {
+      val.error(rptr, "unknown rule \"" + id + "\" (see `gpuguard rules`)");
+      continue;
+    }
+    RuleSettings& settings = into[id];
+    if (rs.is_boolean()) {  // shorthand: `rule-id: false`
+      settings.enabled = rs.get<bool>();
+      continue;
+    }
+    if (!rs.is_object()) {
+      val.error(rptr, label + id + ": expected a mapping (enabled, severity, mode, fix, params) or a boolean, got " + type_name(rs));
+      continue;
+    }
+    for (const auto& [k, v] : rs.items()) {
+      if (!known(k, kRuleKeys))
+        val.error(pointer_join(rptr, k), std::string(label).append(id).append(": unknown key \"").append(k).append("\" (known: ").append(list_of(kRuleKeys)).append(")"));
+    }
+    if (const json* e = member(rs, "enabled")) {
+      if (!e->is_boolean()) val.error(pointer_join(rptr, "enabled"), label + id + ".enabled: expected true or false, got " + brief(*e));
+      else settings.enabled = e->get<bool>();
+    }
+    if (const json* s = member(rs, "severity")) {
+      auto sev = s->is_string() ? parse_severity(s->get<std::string>()) : std::nullopt;
+      if (!sev) val.error(pointer_join(rptr, "severity"), label + id + ".severity: expected error, warning or info, got " + brief(*s));
+      else settings.severity = *sev;
+    }
+    if (const json* m = member(rs, "mode")) {
+      auto mode = m->is_string() ? parse_mode(m->get<std::string>()) : std::nullopt;
+      if (!mode) val.error(pointer_join(rptr, "mode"), label + id + ".mode: expected enforce, warn or audit, got " + brief(*m));
+      else settings.mode = *mode;
+    }
+    if (const json* f = member(rs, "fix")) {
+      if (!f->is_boolean()) val.error(pointer_join(rptr, "fix"), label + id + ".fix: expected true or false, got " + brief(*f));
+      else if (!rule->info().has_fix) val.error(pointer_join(rptr, "fix"), label + id + ".fix: the rule has no fix");
+      else settings.fix = f->get<bool>();
+    }
+    if (const json* p = member(rs, "params")) {
+      std::string pptr = pointer_join(rptr, "params");
+      if (!p->is_object()) {
+        val.error(pptr, label + id + ".params: expected a mapping, got " + type_name(*p));
+        continue;
+      }
+      json values = settings.params.values();
+      std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes;
+      bool params_ok = true;
+      for (const auto& [pname, pv] : p->items()) {
+        const ParamSpec* spec = nullptr;
+        for (const auto& ps : rule->info().params)
+          if (ps.name == pname) spec = &ps;
+        if (!spec) {
+          std::string names;
+          for (const auto& ps : rule->info().params) names += (names.empty() ? "" : ", ") + ps.name;
+          std::string message = label;
+          message.append(id).append(".params: unknown parameter \"").append(pname).append("\"");
+          if (names.empty()) message += " (the rule has no parameters)";
+          else message.append(" (known: ").append(names).append(")");
+          val.error(pointer_join(pptr, pname), message);
+          params_ok = false;
+          continue;
+        }
+        std::shared_ptr<const re2::RE2> re;
+        auto checked = check_param(*spec, pv, pointer_join(pptr, pname), val, re);
+        if (!checked) {
+          params_ok = false;
+          continue;
+        }
+        values[pname] = *checked;
+        if (re) regexes.emplace_back(pname, re);
+      }
+      if (!params_ok) continue;
+      // Keep the compiled defaults of regex parameters that were not overridden.
+      for (const auto& ps : rule->info().params)
+        if (ps.type == ParamType::regex && !member(*p, ps.name)) regexes.emplace_back(ps.name, settings.params.regex_ptr(ps.name));
+      Params params(std::move(values), std::move(regexes));
+      if (auto problem = rule->validate_params(params)) {
+        val.error(pptr, label + id + ".params: " + *problem);
+        continue;
+      }
+      settings.params = std::move(params);
+    }
+  }
+}
+
 }  // namespace
 
 Config default_config(const Registry& registry) {
@@ -465,94 +640,7 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
     }
   }
 
-  if (const json* rules = member(root, "rules")) {
-    if (!rules->is_object()) val.error("/rules", "rules: expected a mapping of rule ids, got " + type_name(*rules));
-    else
-      for (const auto& [id, rs] : rules->items()) {
-        std::string rptr = pointer_join("/rules", id);
-        const Rule* rule = registry.find(id);
-        if (!rule) {
-          val.error(rptr, "unknown rule \"" + id + "\" (see `gpuguard rules`)");
-          continue;
-        }
-        RuleSettings& settings = config.rules[id];
-        if (rs.is_boolean()) {  // shorthand: `rule-id: false`
-          settings.enabled = rs.get<bool>();
-          continue;
-        }
-        if (!rs.is_object()) {
-          val.error(rptr, "rules." + id + ": expected a mapping (enabled, severity, mode, fix, params) or a boolean, got " + type_name(rs));
-          continue;
-        }
-        for (const auto& [k, v] : rs.items()) {
-          if (!known(k, kRuleKeys))
-            val.error(pointer_join(rptr, k), std::string("rules.").append(id).append(": unknown key \"").append(k).append("\" (known: ").append(list_of(kRuleKeys)).append(")"));
-        }
-        if (const json* e = member(rs, "enabled")) {
-          if (!e->is_boolean()) val.error(pointer_join(rptr, "enabled"), "rules." + id + ".enabled: expected true or false, got " + brief(*e));
-          else settings.enabled = e->get<bool>();
-        }
-        if (const json* s = member(rs, "severity")) {
-          auto sev = s->is_string() ? parse_severity(s->get<std::string>()) : std::nullopt;
-          if (!sev) val.error(pointer_join(rptr, "severity"), "rules." + id + ".severity: expected error, warning or info, got " + brief(*s));
-          else settings.severity = *sev;
-        }
-        if (const json* m = member(rs, "mode")) {
-          auto mode = m->is_string() ? parse_mode(m->get<std::string>()) : std::nullopt;
-          if (!mode) val.error(pointer_join(rptr, "mode"), "rules." + id + ".mode: expected enforce, warn or audit, got " + brief(*m));
-          else settings.mode = *mode;
-        }
-        if (const json* f = member(rs, "fix")) {
-          if (!f->is_boolean()) val.error(pointer_join(rptr, "fix"), "rules." + id + ".fix: expected true or false, got " + brief(*f));
-          else if (!rule->info().has_fix) val.error(pointer_join(rptr, "fix"), "rules." + id + ".fix: the rule has no fix");
-          else settings.fix = f->get<bool>();
-        }
-        if (const json* p = member(rs, "params")) {
-          std::string pptr = pointer_join(rptr, "params");
-          if (!p->is_object()) {
-            val.error(pptr, "rules." + id + ".params: expected a mapping, got " + type_name(*p));
-            continue;
-          }
-          json values = settings.params.values();
-          std::vector<std::pair<std::string, std::shared_ptr<const re2::RE2>>> regexes;
-          bool params_ok = true;
-          for (const auto& [pname, pv] : p->items()) {
-            const ParamSpec* spec = nullptr;
-            for (const auto& ps : rule->info().params)
-              if (ps.name == pname) spec = &ps;
-            if (!spec) {
-              std::string names;
-              for (const auto& ps : rule->info().params) names += (names.empty() ? "" : ", ") + ps.name;
-              std::string message = "rules.";
-              message.append(id).append(".params: unknown parameter \"").append(pname).append("\"");
-              if (names.empty()) message += " (the rule has no parameters)";
-              else message.append(" (known: ").append(names).append(")");
-              val.error(pointer_join(pptr, pname), message);
-              params_ok = false;
-              continue;
-            }
-            std::shared_ptr<const re2::RE2> re;
-            auto checked = check_param(*spec, pv, pointer_join(pptr, pname), val, re);
-            if (!checked) {
-              params_ok = false;
-              continue;
-            }
-            values[pname] = *checked;
-            if (re) regexes.emplace_back(pname, re);
-          }
-          if (!params_ok) continue;
-          // Keep the compiled defaults of regex parameters that were not overridden.
-          for (const auto& ps : rule->info().params)
-            if (ps.type == ParamType::regex && !member(*p, ps.name)) regexes.emplace_back(ps.name, settings.params.regex_ptr(ps.name));
-          Params params(std::move(values), std::move(regexes));
-          if (auto problem = rule->validate_params(params)) {
-            val.error(pptr, "rules." + id + ".params: " + *problem);
-            continue;
-          }
-          settings.params = std::move(params);
-        }
-      }
-  }
+  if (const json* rules = member(root, "rules")) read_rules(*rules, "/rules", "rules.", registry, val, config.rules);
 
   if (const json* ex = member(root, "exclude")) {
     if (!ex->is_array()) val.error("/exclude", "exclude: expected a list of {namespace, kind, name, rules, reason}, got " + type_name(*ex));
@@ -629,6 +717,12 @@ Expected<Config, std::vector<Diagnostic>> load_config(std::string_view text, std
       if (const json* x = member(*wh, "exemptions")) read_exemptions(*x, registry, val, config.webhook.exemptions);
     }
   }
+
+  if (const json* one = member(root, "oneInventory")) {
+    if (!one->is_boolean()) val.error("/oneInventory", "oneInventory: expected true or false, got " + brief(*one));
+    else config.one_inventory = one->get<bool>();
+  }
+  if (const json* clusters = member(root, "clusters")) read_clusters(*clusters, file, registry, val, config);
 
   if (!val.ok()) return Unexpected(val.take());
   apply_settings(config);
@@ -792,6 +886,40 @@ std::string print_config(const Config& config, const Registry& registry) {
   }
   out << YAML::EndSeq << YAML::EndMap;
   out << YAML::EndMap;
+  out << YAML::Key << "oneInventory" << YAML::Value << config.one_inventory;
+  if (!config.clusters.empty()) {
+    out << YAML::Key << "clusters" << YAML::Value << YAML::BeginMap;
+    for (const auto& c : config.clusters) {
+      out << YAML::Key << c.name << YAML::Value << YAML::BeginMap;
+      out << YAML::Key << "paths" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& p : c.paths) emit_yaml_string(out, p);
+      out << YAML::EndSeq;
+      out << YAML::Key << "complete" << YAML::Value << c.complete;
+      if (c.rules && !c.named.empty()) {
+        // The rules the cluster's `rules:` names, with their settings there.
+        out << YAML::Key << "rules" << YAML::Value << YAML::BeginMap;
+        for (const Rule* r : registry.rules()) {
+          const std::string& id = r->info().id;
+          auto own = c.rules->find(id);
+          if (own == c.rules->end() || std::find(c.named.begin(), c.named.end(), id) == c.named.end()) continue;
+          const RuleSettings& s = own->second;
+          out << YAML::Key << id << YAML::Value << YAML::BeginMap;
+          out << YAML::Key << "enabled" << YAML::Value << s.enabled;
+          out << YAML::Key << "severity" << YAML::Value << std::string(to_string(s.severity));
+          out << YAML::Key << "mode" << YAML::Value << std::string(to_string(s.mode));
+          if (r->info().has_fix) out << YAML::Key << "fix" << YAML::Value << s.fix;
+          if (!r->info().params.empty()) {
+            out << YAML::Key << "params" << YAML::Value;
+            emit_json(out, s.params.values());
+          }
+          out << YAML::EndMap;
+        }
+        out << YAML::EndMap;
+      }
+      out << YAML::EndMap;
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
@@ -875,6 +1003,34 @@ json exemptions_schema(const json& rule_ids) {
               {"items", entry},
               {"description", "an annotation exempts a finding only where an entry allows it (every field given matches); "
                               "no entries: anywhere, any rule, anyone"}}}}}};
+}
+
+// `clusters:`.
+json clusters_schema() {
+  json paths = {{"type", "array"},
+                {"minItems", 1},
+                {"items", {{"type", "string"}, {"minLength", 1}}},
+                {"description", "files and folders of the cluster, relative to the config file's folder"}};
+  json entry = {
+      {"type", "object"},
+      {"additionalProperties", false},
+      {"required", {"paths"}},
+      {"properties",
+       {{"paths", paths},
+        {"complete",
+         {{"type", "boolean"},
+          {"default", false},
+          {"description", "the paths hold the whole cluster: rules that report missing objects speak (as --complete)"}}},
+        {"rules",
+         {{"allOf", {{{"$ref", "#/properties/rules"}}}},
+          {"description", "rule settings of this cluster, over the config's rules (as the config's rules)"}}}}},
+  };
+  return {{"type", "object"},
+          {"propertyNames", {{"pattern", "^[A-Za-z0-9._-]{1,63}$"}}},
+          {"additionalProperties", {{"oneOf", {paths, entry}}}},
+          {"description", "gpuguard lint's inventory scopes: cluster name → its paths (or {paths, complete, rules}). The "
+                          "objects of a cluster are one inventory, apart from every other cluster's and from paths in no "
+                          "cluster; `gpuguard lint --cluster NAME` lints one"}};
 }
 
 }  // namespace
@@ -998,6 +1154,13 @@ json config_schema(const Registry& registry) {
                 {"default", false},
                 {"description", "also to controllers' pod templates (GitOps tools would see drift)"}}}}}}},
           {"exemptions", exemptions_schema(rule_ids)}}}}},
+      {"oneInventory",
+       {{"type", "boolean"},
+        {"default", false},
+        {"description", "gpuguard lint: the paths given on the command line (under this config, in no cluster) are one "
+                        "inventory; by default each is its own, so objects of one never satisfy or trigger cross-object "
+                        "rules for another"}}},
+      {"clusters", clusters_schema()},
   };
   return schema;
 }

@@ -102,6 +102,19 @@ struct Exclusion {
   [[nodiscard]] bool covers(std::string_view rule) const;
 };
 
+// One of `clusters:`: an inventory scope of `gpuguard lint`. Its paths' objects are linted
+// together and apart from every other scope's (cross-object rules never mix two clusters).
+struct ClusterScope {
+  std::string name;
+  std::vector<std::string> paths;                // as written
+  std::vector<std::filesystem::path> resolved;   // relative to the config file's folder, lexically normal
+  bool complete = false;                         // `complete: true`: the paths hold the whole cluster
+  // The cluster's `rules:` over the config's (every registered rule); nullopt: the config's own.
+  std::optional<std::map<std::string, RuleSettings, std::less<>>> rules;
+  std::vector<std::string> named;  // the rules its `rules:` names
+  std::string where;  // "file:line" of the entry
+};
+
 struct Config {
   std::string source;  // the file it came from; "" for the built-in defaults
   RunSettings settings;
@@ -110,8 +123,13 @@ struct Config {
   std::map<std::string, RuleSettings, std::less<>> rules;  // every registered rule
   std::vector<Exclusion> exclude;
   WebhookSettings webhook;
+  // `lint`'s inventory scopes: `oneInventory: true` joins the paths given on the command line into
+  // one (else each is its own); `clusters:` names scopes by their paths.
+  bool one_inventory = false;
+  std::vector<ClusterScope> clusters;
 
   [[nodiscard]] const RuleSettings& rule(std::string_view id) const;
+  [[nodiscard]] const ClusterScope* cluster(std::string_view name) const;
 };
 
 // The defaults: every rule enabled at its own severity with its default parameters.
