@@ -16,6 +16,7 @@
 #include <set>
 #include <span>
 #include <thread>
+#include <unordered_map>
 
 #include "cli/commands.h"
 #include "cli/lint.h"
@@ -83,6 +84,7 @@ struct ScopeParams {
   bool list_checked = false;
   bool no_annotation_exemptions = false;
   bool skip_owned_stdin = false;  // leave out the controller-owned Pods and ReplicaSets read from stdin
+  std::shared_ptr<const engine::Plan> plan;  // made for the scope's config and shared by its scopes, or null
 };
 
 // What one scope's evaluation gave.
@@ -127,6 +129,7 @@ ScopeOutcome evaluate_scope(const std::vector<engine::Input>& inputs, const engi
   unsigned jobs = params.jobs;
   if (jobs == 0) jobs = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   engine::EvalOptions eval_options{params.complete, nullptr, false, {}, jobs};
+  eval_options.plan = params.plan;
   eval_options.teardown = kTeardown;
   eval_options.list_checked = params.list_checked;
   if (params.no_annotation_exemptions) eval_options.annotations = engine::AnnotationExemptions::never;
@@ -202,6 +205,7 @@ struct Scope {
   bool complete = false;
   std::vector<engine::Input> inputs;
   std::vector<std::string> keys;             // each input's identity (input_key), to list it once
+  std::unordered_map<std::string, size_t> index;  // key → input
   std::vector<std::vector<size_t>> origins;  // the command line's paths each input came from
 };
 
@@ -306,12 +310,17 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     }
   }
   // A scope's config: the file's, with a cluster's rules and the command line's namespace and schemas.
+  // One per config and cluster, shared by their scopes (a run of 5,000 files given as paths has 5,000).
+  std::map<std::pair<const engine::Config*, const engine::ClusterScope*>, std::shared_ptr<const engine::Config>> made;
   auto scope_config = [&](const engine::Config& base, const engine::ClusterScope* cluster) {
+    auto& slot = made[{&base, cluster}];
+    if (slot) return slot;
     auto c = std::make_shared<engine::Config>(base);
     if (cluster && cluster->rules) c->rules = *cluster->rules;
     if (!opts.namespace_.empty()) c->settings.default_namespace = opts.namespace_;
     if (schemas) c->settings.schemas = schemas;
-    return std::shared_ptr<const engine::Config>(std::move(c));
+    slot = std::move(c);
+    return slot;
   };
 
   // The paths, and the config everything is linted under when one is forced (--cluster).
@@ -412,13 +421,13 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
         }
       }
       for (Scope* s : into) {
-        auto at = std::find(s->keys.begin(), s->keys.end(), key);
-        if (at == s->keys.end()) {
+        auto [at, added] = s->index.emplace(key, s->inputs.size());
+        if (added) {
           s->inputs.push_back(in);
           s->keys.push_back(key);
           s->origins.push_back({i});
         } else {
-          s->origins[static_cast<size_t>(at - s->keys.begin())].push_back(i);
+          s->origins[at->second].push_back(i);
         }
       }
     }
@@ -452,10 +461,15 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     k.append(f.suppressed ? "\1" : "\2");
     return k;
   };
+  std::map<const engine::Config*, std::shared_ptr<const engine::Plan>> plans;
   for (Scope& scope : scopes) {
     std::vector<engine::Diagnostic> scope_diags;
     const auto maps = render_inputs(scope.inputs, render, scope_diags);
     params.complete = scope.complete;
+    // The plan of the scope's config, made once (the rules and what they read depend on nothing else).
+    auto& plan = plans[scope.config.get()];
+    if (!plan) plan = std::make_shared<const engine::Plan>(registry, *scope.config);
+    params.plan = plan;
     ScopeOutcome out = evaluate_scope(scope.inputs, *scope.config, registry, params, std::move(scope_diags), maps);
     skipped += out.skipped;
     for (size_t j = 0; j < scope.inputs.size(); ++j) {
