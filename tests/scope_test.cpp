@@ -61,9 +61,9 @@ TEST_CASE("each path on the command line is its own inventory unless --one-inven
 
   // Apart: west's Job names a LocalQueue west does not have (a complete inventory says so), and
   // east's LocalQueue does not make team-a Kueue-managed in west.
-  auto apart = test::run({"lint", "--no-config", "--complete", "-f", "json", east, west});
+  auto apart = test::run({"lint", "--no-config", "--complete", "--fail-on", "warning", "-f", "json", east, west});
   CHECK(apart.exit_code == 1);
-  CHECK(has(findings_of(apart), "queue-reference-unknown " + job + " error"));
+  CHECK(has(findings_of(apart), "queue-reference-unknown " + job + " warning"));
   CHECK(findings_of(apart, "kueue-queue-name-missing").empty());
 
   // Joined: east's LocalQueue satisfies the reference and makes the unlabelled Job a finding.
@@ -93,7 +93,7 @@ TEST_CASE("clusters: in the config are scopes; --cluster lints one, with its com
                    "clusters:\n"
                    "  east: {paths: [east], complete: true}\n"
                    "  west:\n    paths: [west, shared]\n    complete: true\n"
-                   "    rules: {queue-reference-unknown: {severity: warning}}\n"
+                   "    rules: {queue-reference-unknown: {severity: info}}\n"
                    "  lab: [lab]\n");
   test::write_file(dir.path() / "east" / "queues.yaml", kQueues);
   test::write_file(dir.path() / "east" / "job.yaml", kLabelledJob);
@@ -104,8 +104,8 @@ TEST_CASE("clusters: in the config are scopes; --cluster lints one, with its com
 
   // --cluster west: its paths (west and shared), complete, its severity.
   auto west = test::run({"lint", "--cluster", "west", "-f", "json"}, "", dir.path());
-  CHECK(west.exit_code == 0);  // the finding is a warning in west
-  CHECK(findings_of(west, "queue-reference-unknown") == std::vector<std::string>{"queue-reference-unknown west/job.yaml warning"});
+  CHECK(west.exit_code == 0);  // the finding is info in west
+  CHECK(findings_of(west, "queue-reference-unknown") == std::vector<std::string>{"queue-reference-unknown west/job.yaml info"});
   CHECK(json::parse(west.out)["summary"]["files"] == json(2));
 
   // --cluster east: its LocalQueue satisfies its Job.
@@ -115,18 +115,18 @@ TEST_CASE("clusters: in the config are scopes; --cluster lints one, with its com
   // The whole folder: each file in its cluster's scope; lab is not complete, loose/ is in no cluster.
   auto all = test::run({"lint", "-f", "json", "."}, "", dir.path());
   const auto refs = findings_of(all, "queue-reference-unknown");
-  CHECK(refs == std::vector<std::string>{"queue-reference-unknown ./west/job.yaml warning"});
+  CHECK(refs == std::vector<std::string>{"queue-reference-unknown ./west/job.yaml info"});
   CHECK(findings_of(all, "kueue-queue-name-missing").empty());  // shared/ is west's, which has no LocalQueue
 
   // No path: every cluster.
   auto every = test::run({"lint", "-f", "json"}, "", dir.path());
-  CHECK(findings_of(every, "queue-reference-unknown") == std::vector<std::string>{"queue-reference-unknown west/job.yaml warning"});
+  CHECK(findings_of(every, "queue-reference-unknown") == std::vector<std::string>{"queue-reference-unknown west/job.yaml info"});
 
   // Paths with --cluster: linted as that cluster.
   auto as_east = test::run({"lint", "--cluster", "east", "-f", "json", "loose", "east/queues.yaml"}, "", dir.path());
   CHECK(findings_of(as_east, "queue-reference-unknown").empty());
   auto as_west = test::run({"lint", "--cluster", "west", "-f", "json", "loose"}, "", dir.path());
-  CHECK(findings_of(as_west, "queue-reference-unknown") == std::vector<std::string>{"queue-reference-unknown loose/job.yaml warning"});
+  CHECK(findings_of(as_west, "queue-reference-unknown") == std::vector<std::string>{"queue-reference-unknown loose/job.yaml info"});
 
   // An unknown name is a usage error listing the names.
   auto unknown = test::run({"lint", "--cluster", "north"}, "", dir.path());

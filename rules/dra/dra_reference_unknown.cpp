@@ -57,7 +57,9 @@ class DraReferenceUnknown final : public Rule {
  public:
   DraReferenceUnknown() {
     info_.id = "dra-reference-unknown";
-    info_.severity = Severity::error;
+    // A warning, not an error: the reference may be created moments later (see the rationale), and
+    // an error would deny a valid workload at admission.
+    info_.severity = Severity::warning;
     info_.category = "dra";
     info_.seed = "9.1";
     info_.summary =
@@ -77,12 +79,13 @@ class DraReferenceUnknown final : public Rule {
         "`demo/specs/imex/nvbandwidth-test-job-1.yaml` names such a template). Templates other operators make at "
         "run time are not known: exclude the rule for their namespaces if they are used.\n\n"
         "The rule needs the whole cluster to say \"does not exist\", so it speaks only with a complete inventory "
-        "(`gpuguard lint --complete`, the webhook's cluster state). In the webhook it denies, as "
-        "`queue-reference-unknown` does for a queue that does not exist: an error of a rule that needs the whole "
-        "cluster is an error at admission too. Apply the template (or claim, or class) before the workload: a "
-        "Deployment sent in the same `kubectl apply` right after its template can reach the webhook before the "
-        "webhook's watch has delivered the template, and is then denied; applying again admits it. Where that "
-        "matters, set the rule's `mode: warn` in the webhook's config: its findings are then warnings.";
+        "(`gpuguard lint --complete`, the webhook's cluster state). It is a warning, never a denial: the API "
+        "server accepts the pod and the pod waits for what it names, so a reference made before its target exists "
+        "is valid, and it is made so all the time. Helm installs the kinds its install order does not list "
+        "(ResourceClaimTemplate, ResourceClaim and DeviceClass among them: helm `pkg/releaseutil/kind_sorter.go`) "
+        "after Deployments, StatefulSets and Jobs, and `kubectl apply` sends files in their order; a template "
+        "created a moment earlier may also not have reached the webhook's watch yet. Denying would stop a valid "
+        "install; the warning says what the pods will wait for.";
     info_.remediation =
         "Create the ResourceClaimTemplate, ResourceClaim or DeviceClass (NVIDIA's DRA driver's chart installs "
         "`gpu.nvidia.com`, `mig.nvidia.com` and, with the ComputeDomain half, `compute-domain-default-channel.nvidia.com`), "

@@ -36,7 +36,9 @@ class QueueReferenceUnknown final : public Rule {
  public:
   QueueReferenceUnknown() {
     info_.id = "queue-reference-unknown";
-    info_.severity = Severity::error;
+    // A warning: a reference made before its queue exists is valid (see the rationale); an error
+    // would deny such a workload at admission.
+    info_.severity = Severity::warning;
     info_.category = "queue";
     info_.seed = "9.5";
     info_.summary =
@@ -46,10 +48,11 @@ class QueueReferenceUnknown final : public Rule {
         "Queues are referenced by name, and nothing checks the name when the reference is written "
         "in Kueue:\n\n"
         "- a LocalQueue whose `spec.clusterQueue` names no ClusterQueue is accepted but inactive; "
-        "every workload submitted to it stays pending (and `clusterQueue` is immutable, so the "
-        "LocalQueue must be recreated);\n"
+        "every workload submitted to it stays pending until that ClusterQueue is created "
+        "(`clusterQueue` is immutable: a misspelt name means recreating the LocalQueue);\n"
         "- a job whose `kueue.x-k8s.io/queue-name` label names no LocalQueue in its namespace "
-        "stays suspended as inadmissible, forever.\n\n"
+        "stays suspended as inadmissible until that LocalQueue is created (Kueue's queue manager "
+        "then queues the workloads that name it).\n\n"
         "Volcano checks on admission: its PodGroup webhook wants the queue to exist and be Open, its "
         "Job webhook rejects the job with `unable to find job queue`. Volcano's `default` queue "
         "always exists (Volcano creates it and its webhook refuses to delete it), as does `root`; an "
@@ -69,7 +72,13 @@ class QueueReferenceUnknown final : public Rule {
         "label first, which an owned object does not show); a workload without the label (KAI then takes the "
         "label `project`, else `default-queue`) is not checked.\n\n"
         "The rule needs the whole cluster to say \"does not exist\", so it speaks only with a "
-        "complete inventory (`gpuguard lint --complete`, the webhook's cluster state).";
+        "complete inventory (`gpuguard lint --complete`, the webhook's cluster state). It is a "
+        "warning, never a denial: a reference made before its queue exists is valid, and made so all "
+        "the time. Helm installs the kinds its install order does not list (LocalQueues, "
+        "ClusterQueues and Queues among them: helm `pkg/releaseutil/kind_sorter.go`) after the Jobs "
+        "and Deployments of the same release, and a queue created a moment earlier may not have "
+        "reached the webhook's watch yet; Kueue and KAI then run the workload once the queue exists. "
+        "Volcano's own webhook still refuses a Job or PodGroup whose queue does not exist.";
     info_.remediation =
         "Create the queue, or fix the name: ClusterQueues and Volcano Queues are cluster-scoped, "
         "LocalQueues live in the job's namespace (`kubectl get localqueues -n <ns>`).";
@@ -169,14 +178,14 @@ spec:
           if (inv.find("kueue.x-k8s.io", "ClusterQueue", "", p.name)) break;
           ctx.report(p.ref, p.pointer, p.pos,
                      "LocalQueue " + p.ref.namespace_() + "/" + p.ref.name() + " points to ClusterQueue " + p.name +
-                         ", which does not exist: Kueue keeps the LocalQueue inactive and admits none of its workloads "
+                         ", which does not exist: Kueue keeps the LocalQueue inactive and admits none of its workloads until it exists "
                          "(clusterQueue is immutable: recreate the LocalQueue, or create the ClusterQueue)");
           break;
         case Target::local_queue:
           if (inv.find("kueue.x-k8s.io", "LocalQueue", p.ns, p.name)) break;
           ctx.report(p.ref, p.pointer, p.pos,
                      p.ref.kind() + " " + p.ref.name() + " is submitted to LocalQueue " + p.name + ", which does not exist in namespace " +
-                         p.ns + ": Kueue keeps the workload suspended as inadmissible and it never runs");
+                         p.ns + ": Kueue keeps the workload suspended as inadmissible until that LocalQueue exists");
           break;
         case Target::volcano_queue:
           if (inv.find("scheduling.volcano.sh", "Queue", "", p.name)) break;

@@ -66,8 +66,10 @@ class SharingConfigInvalid final : public Rule {
         "`gpuconfig.go`, `migconfig.go`, `cmd/webhook/main.go`, `cmd/gpu-kubelet-plugin/device_state.go`, "
         "`pkg/featuregates/featuregates.go`, NVIDIA/k8s-dra-driver-gpu @22407113, v0.4.0-rc.1+14):\n\n"
         "- a strategy whose feature gate is off: `TimeSlicing` needs `TimeSlicingSettings`, `MPS` needs `MPSSupport`, "
-        "both alpha and **off by default**; the parameter `driverFeatureGates` lists the gates your driver runs with "
-        "(its Helm value `featureGates`);\n"
+        "both alpha and off by default. gpuguard cannot see the gates a cluster's driver runs with, and whoever "
+        "uses sharing has turned them on, so this is checked only when the parameter `driverFeatureGates` lists "
+        "them (its Helm value `featureGates`; `[none]` for a driver with none on): by default a strategy is never "
+        "reported for its gate, as an error would deny valid claims at admission;\n"
         "- a strategy other than `TimeSlicing` or `MPS` (the names are case-sensitive);\n"
         "- `timeSlicingConfig.interval` other than `Default`, `Short`, `Medium`, `Long`;\n"
         "- `mpsConfig.defaultActiveThreadPercentage` below 0 or above 100, or not an integer;\n"
@@ -100,7 +102,8 @@ class SharingConfigInvalid final : public Rule {
     info_.params = {
         ParamSpec{"driverFeatureGates", ParamType::string_list, json::array(),
                   "feature gates enabled on NVIDIA's DRA driver (its Helm value `featureGates`): `TimeSlicingSettings` "
-                  "allows the TimeSlicing strategy, `MPSSupport` the MPS one (both off by default)",
+                  "allows the TimeSlicing strategy, `MPSSupport` the MPS one (both off in the driver by default); `none` "
+                  "for a driver with neither. Empty (the default): the gates are not known, and not checked",
                   std::nullopt, std::nullopt},
     };
     info_.reads = {KindRef{"", "ConfigMap"}, KindRef{"nvidia.com", "ClusterPolicy"}};
@@ -206,8 +209,10 @@ data:
                                           : path(configs, {"spec", "devices", "config"});
     if (!list.is_array()) return;
     const auto& gates = ctx.params().strings("driverFeatureGates");
-    const bool ts_gate = std::find(gates.begin(), gates.end(), kTimeSlicingGate) != gates.end();
-    const bool mps_gate = std::find(gates.begin(), gates.end(), kMpsGate) != gates.end();
+    // Not configured: the cluster's gates are unknown, so no strategy is reported for its gate.
+    const bool gates_known = !gates.empty();
+    const bool ts_gate = !gates_known || std::find(gates.begin(), gates.end(), kTimeSlicingGate) != gates.end();
+    const bool mps_gate = !gates_known || std::find(gates.begin(), gates.end(), kMpsGate) != gates.end();
     size_t i = 0;
     for (Node c : list) {
       const size_t index = i++;
@@ -287,12 +292,12 @@ data:
       const std::string sptr = ptr + "/sharing" + (strategy ? "/strategy" : "");
       if (s == "TimeSlicing" && !ts_gate) {
         report(sptr, false, "\"TimeSlicing\" is selected as the GPU sharing strategy, but the \"TimeSlicingSettings\" feature gate is not enabled",
-               "(the gate is alpha and off by default; if your driver runs with it, add TimeSlicingSettings to driverFeatureGates)");
+               "(driverFeatureGates lists the gates your driver runs with: add TimeSlicingSettings if it runs with it)");
         continue;
       }
       if (s == "MPS" && !mps_gate) {
         report(sptr, false, "\"MPS\" is selected as the GPU sharing strategy, but the \"MPSSupport\" feature gate is not enabled",
-               "(the gate is alpha and off by default; if your driver runs with it, add MPSSupport to driverFeatureGates)");
+               "(driverFeatureGates lists the gates your driver runs with: add MPSSupport if it runs with it)");
         continue;
       }
       if (s != "TimeSlicing" && s != "MPS") {
