@@ -58,6 +58,7 @@ struct LintOptions {
   std::string namespace_;
   size_t max_file_mb = 256;
   std::string schemas;
+  std::string schemas_missing;  // --schemas-missing: error, warn, ignore; "" leaves the config's schema-missing
   unsigned jobs = 0;
   RenderOptions render;
   unsigned render_timeout = 120;
@@ -319,6 +320,13 @@ int run_lint(const LintOptions& opts, const engine::Registry& registry) {
     if (cluster && cluster->rules) c->rules = *cluster->rules;
     if (!opts.namespace_.empty()) c->settings.default_namespace = opts.namespace_;
     if (schemas) c->settings.schemas = schemas;
+    // --schemas-missing: what an object no schema describes is (rule schema-missing).
+    if (!opts.schemas_missing.empty())
+      if (auto it = c->rules.find("schema-missing"); it != c->rules.end()) {
+        it->second.enabled = opts.schemas_missing != "ignore";
+        if (opts.schemas_missing == "error") it->second.severity = engine::Severity::error;
+        if (opts.schemas_missing == "warn") it->second.severity = engine::Severity::warning;
+      }
     slot = std::move(c);
     return slot;
   };
@@ -650,7 +658,11 @@ void add_lint_command(CLI::App& app, const engine::Registry& registry, int& exit
   sub->add_flag("--allow-empty", opts->allow_empty, "a folder with no manifest is not an error (a missing path still is)");
   sub->add_option("-n,--namespace", opts->namespace_, "namespace of objects that do not name one (default: default)")->check(namespace_name());
   sub->add_option("--schemas", opts->schemas,
-                  "validate objects against the schemas in DIR (Kubernetes JSON definitions, CRD YAML files): rule schema-invalid");
+                  "validate objects against the schemas in DIR (the API server's OpenAPI v2/v3 documents, kubeconform's "
+                  "definitions and standalone files, CRD YAML files): rules schema-invalid and schema-missing");
+  sub->add_option("--schemas-missing", opts->schemas_missing,
+                  "with --schemas, an object whose kind no schema describes: error, warn (rule schema-missing's default) or ignore")
+      ->check(CLI::IsMember({"error", "warn", "ignore"}));
   sub->add_option("-j,--jobs", opts->jobs,
                   "threads that parse files (and parts of large files) in parallel; 0: one per core, at most 8 (default); "
                   "input under 256 KiB is read on one")

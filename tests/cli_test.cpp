@@ -361,9 +361,11 @@ TEST_CASE("the host's openssl.cnf does not reach gpuguard's hashes") {
 }
 
 TEST_CASE("the shipped examples: the seed's own defects are found") {
-  auto r = test::run({"lint", "--color", "never", "--complete", "examples/"}, "", test::source_dir());
-  CHECK(r.exit_code == 1);  // as a whole cluster, the seed's PodGroup names a queue it never defines
-  CHECK(r.out.find("examples/seed/9.4-podgroup.yaml:8:3: error: PodGroup train-pg names Volcano Queue cq-train, which does not exist") != std::string::npos);
+  auto r = test::run({"lint", "--color", "never", "--complete", "--fail-on", "warning", "examples/"}, "", test::source_dir());
+  CHECK(r.exit_code == 1);
+  // As a whole cluster, the seed's PodGroup names a queue it never defines (a warning: the queue may
+  // be created after it; Volcano's own webhook refuses it meanwhile).
+  CHECK(r.out.find("examples/seed/9.4-podgroup.yaml:8:3: warning: PodGroup train-pg names Volcano Queue cq-train, which does not exist") != std::string::npos);
   CHECK(r.out.find("examples/seed/9.5-four-layers.yaml:13:5: warning: `limits.nvidia.com/gpu` has no effect") != std::string::npos);
   CHECK(r.out.find("examples/seed/9.5-four-layers.yaml:28:9: warning: default nvidia.com/gpu: 1 is given by the LimitRanger to every container") != std::string::npos);
   CHECK(r.out.find("[priority-class-count]") != std::string::npos);
@@ -595,6 +597,40 @@ TEST_CASE("--jobs: a large run split across threads reports byte for byte what o
   CHECK(two.exit_code == one.exit_code);
   CHECK(two.out == one.out);
   CHECK(two.err == one.err);
+}
+
+TEST_CASE("--schemas-missing: an object no schema describes is a warning, an error, or nothing") {
+  test::TempDir dir;
+  // One kind's standalone schema (kubeconform's form) and two objects: one it describes, one not.
+  test::write_file(dir.path() / "schemas" / "priorityclass-scheduling-v1.json",
+                   R"({"type": "object", "x-kubernetes-group-version-kind": [{"group": "scheduling.k8s.io", "kind": "PriorityClass", "version": "v1"}],
+                       "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"}, "value": {"type": "integer"}}})");
+  test::write_file(dir.path() / "in.yaml",
+                   "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n---\n"
+                   "apiVersion: example.com/v1\nkind: TrainingRun\nmetadata: {name: llm}\n");
+  const std::string schemas = (dir.path() / "schemas").string(), in = (dir.path() / "in.yaml").string();
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"lint", "--no-config", "--schemas", schemas, "-f", "json", "--fail-on", "warning"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back(in);
+    return test::run(args);
+  };
+  auto severities = [](const test::Run& r) {
+    std::vector<std::string> out;
+    const json doc = json::parse(r.out);
+    for (const auto& f : doc["findings"])
+      if (f["rule"].get<std::string>() == "schema-missing") out.push_back(f["severity"].get<std::string>() + " " + f["message"].get<std::string>().substr(0, 40));
+    return out;
+  };
+  const auto plain = run({});
+  CHECK(plain.exit_code == 1);
+  CHECK(severities(plain) == std::vector<std::string>{"warning no schema for example.com/v1 TrainingRun"});
+  const auto error = run({"--schemas-missing", "error"});
+  CHECK(severities(error) == std::vector<std::string>{"error no schema for example.com/v1 TrainingRun"});
+  const auto ignore = run({"--schemas-missing", "ignore"});
+  CHECK(ignore.exit_code == 0);
+  CHECK(severities(ignore).empty());
+  CHECK(run({"--schemas-missing", "maybe"}).exit_code == 2);
 }
 
 }  // TEST_SUITE
