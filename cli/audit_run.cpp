@@ -72,7 +72,7 @@ fs::path snapshot_path(const kube::Resource& res, const json& obj) {
 int run_audit(const engine::Registry& registry, const AuditOptions& opts) {
   auto loaded = load_run_config(opts.config_path, opts.no_config, registry);
   if (!loaded) return kExitUsage;
-  const engine::Config config = std::move(*loaded);
+  engine::Config config = std::move(*loaded);
   auto outputs = parse_outputs(opts.report, "audit");
   if (!outputs) return kExitUsage;
 
@@ -85,6 +85,18 @@ int run_audit(const engine::Registry& registry, const AuditOptions& opts) {
   if (!client) {
     std::cerr << "gpuguard audit: " << client.error() << "\n";
     return kExitUsage;
+  }
+  // The rules whose answer depends on the Kubernetes version read the cluster's own (the config's
+  // kubernetesVersion stands only when /version cannot be read). A snapshot linted later needs it
+  // in its config: say which it was.
+  if (auto version = (*client)->server_version()) {
+    if (*version != config.settings.kubernetes_version)
+      std::cerr << "gpuguard audit: the API server runs Kubernetes " << *version << " (kubernetesVersion "
+                << config.settings.kubernetes_version << " of the config not used)\n";
+    config.settings.kubernetes_version = *version;
+  } else {
+    std::cerr << "gpuguard audit: cannot read the API server's version (" << version.error().message << "); kubernetesVersion "
+              << config.settings.kubernetes_version << " assumed\n";
   }
 
   // Where the listed objects go: the snapshot folder (kept), or a temporary one.

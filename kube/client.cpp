@@ -8,12 +8,14 @@
 #include <openssl/x509v3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "engine/json_parse.h"
 
@@ -448,6 +450,40 @@ void Client::stop() {
 Expected<json, ApiError> Client::get(const std::string& path_and_query) {
   auto c = impl_->connect(impl_->options.request_timeout_ms);
   return impl_->get_json(*c, path_and_query);
+}
+
+std::optional<std::string> parse_server_version(const engine::json& body) {
+  auto digits = [](std::string_view d) {
+    return !d.empty() && d.size() <= 4 && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  auto major = engine::string_at(body, "major");
+  auto minor = engine::string_at(body, "minor");
+  if (major && minor) {
+    std::string_view mi = *minor;
+    while (!mi.empty() && mi.back() == '+') mi.remove_suffix(1);
+    if (digits(*major) && digits(mi)) {
+      std::string out(*major);
+      out.append(".").append(mi);
+      return out;
+    }
+  }
+  if (auto git = engine::string_at(body, "gitVersion")) {
+    std::string_view g = *git;
+    if (g.starts_with('v')) g.remove_prefix(1);
+    const size_t dot = g.find('.');
+    if (dot == std::string_view::npos) return std::nullopt;
+    size_t end = dot + 1;
+    while (end < g.size() && g[end] >= '0' && g[end] <= '9') ++end;
+    if (digits(g.substr(0, dot)) && digits(g.substr(dot + 1, end - dot - 1))) return std::string(g.substr(0, end));
+  }
+  return std::nullopt;
+}
+
+Expected<std::string, ApiError> Client::server_version() {
+  auto body = get("/version");
+  if (!body) return Unexpected(body.error());
+  if (auto v = parse_server_version(*body)) return *v;
+  return Unexpected(ApiError{200, "", "GET /version: no Kubernetes version in the answer (major and minor, or gitVersion)"});
 }
 
 Expected<std::string, ApiError> Client::discover(const Resource& resource) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -51,6 +52,10 @@ class Client {
   // GET a path (with query) → parsed JSON body, or the error (a Status body decoded into it).
   [[nodiscard]] Expected<engine::json, ApiError> get(const std::string& path_and_query);
 
+  // The server's Kubernetes version as "<major>.<minor>" (GET /version), for the config's
+  // kubernetesVersion; an ApiError when it cannot be read or read as a version.
+  [[nodiscard]] Expected<std::string, ApiError> server_version();
+
   // The version of `resource` the server serves (first of resource.versions found in discovery:
   // GET /api/v1 or /apis/<group>/<version>, looking for the plural), or an ApiError with status
   // 404 when none is served (the CRD is not installed).
@@ -84,5 +89,9 @@ class Client {
   explicit Client(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// "<major>.<minor>" of a /version body: {"major": "1", "minor": "34+"} (managed clusters add a
+// '+'), else its gitVersion ("v1.34.2-eks-…"); nullopt when neither reads as one.
+[[nodiscard]] std::optional<std::string> parse_server_version(const engine::json& body);
 
 }  // namespace gpuguard::kube

@@ -168,6 +168,10 @@ class Runtime {
     metrics_.set_state_objects(objects);
   }
 
+  // With --watch, the API server's Kubernetes version (GET /version): it replaces the config's
+  // kubernetesVersion in every config loaded. Set before the first load_config.
+  void use_server_kubernetes_version(std::string version) { server_kubernetes_version_ = std::move(version); }
+
   // Loads the config; false (and the old config kept) when it is invalid.
   bool load_config() {
     engine::Config config = engine::default_config(registry_);
@@ -187,6 +191,7 @@ class Runtime {
       }
       config = std::move(*loaded);
     }
+    if (!server_kubernetes_version_.empty()) config.settings.kubernetes_version = server_kubernetes_version_;
     auto shared = std::make_shared<const engine::Config>(std::move(config));
     Limits limits;
     limits.max_body_bytes = options_.max_body_bytes;
@@ -383,6 +388,7 @@ class Runtime {
   std::shared_ptr<const Admission> admission_;
   std::shared_ptr<const engine::Inventory> state_;
   std::shared_ptr<kube::ClusterCache> cache_;
+  std::string server_kubernetes_version_;  // with --watch (use_server_kubernetes_version); else ""
   bool config_ok_ = false;
   bool state_ok_ = false;
   std::string config_disk_error_;  // why the file on disk is not the config in force ("" when it is)
@@ -475,15 +481,9 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
   std::signal(SIGPIPE, SIG_IGN);
 
   Runtime rt(registry, options);
-  if (!rt.load_config()) return 2;
-  if (!rt.load_certs()) return 2;
-  rt.load_state();  // not ready until it loads
-  rt.remember_signatures();
-
-  // --watch: list and watch the kinds the enabled rules read; not ready until each is listed.
-  // The kinds are those of the config at start-up (a config that reads other kinds needs a restart).
-  std::shared_ptr<kube::ClusterCache> cache;
-  std::shared_ptr<const engine::Config> watch_config;  // outlives the cache, which reads it
+  // --watch: the client first, for the cluster's Kubernetes version, which the config takes.
+  std::unique_ptr<kube::Client> watch_client;
+  std::string watch_server, watch_source;
   if (options.watch) {
     auto cluster = kube::resolve_config(options.kubeconfig, options.kube_context, kube::Environment::current());
     if (!cluster) {
@@ -495,6 +495,27 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
       rt.log_.write(Log::error, "cannot create the Kubernetes client", {{"error", client.error()}});
       return 2;
     }
+    watch_client = std::move(*client);
+    watch_server = cluster->server;
+    watch_source = cluster->source;
+    if (auto version = watch_client->server_version()) {
+      rt.log_.write(Log::info, "the API server's Kubernetes version replaces the config's kubernetesVersion", {{"version", *version}});
+      rt.use_server_kubernetes_version(*version);
+    } else {
+      rt.log_.write(Log::warn, "cannot read the API server's version: the config's kubernetesVersion stands",
+                    {{"error", version.error().message}});
+    }
+  }
+  if (!rt.load_config()) return 2;
+  if (!rt.load_certs()) return 2;
+  rt.load_state();  // not ready until it loads
+  rt.remember_signatures();
+
+  // --watch: list and watch the kinds the enabled rules read; not ready until each is listed.
+  // The kinds are those of the config at start-up (a config that reads other kinds needs a restart).
+  std::shared_ptr<kube::ClusterCache> cache;
+  std::shared_ptr<const engine::Config> watch_config;  // outlives the cache, which reads it
+  if (options.watch) {
     watch_config = rt.config();
     const auto& config = watch_config;
     std::vector<std::string> unknown;
@@ -504,10 +525,10 @@ int serve(const engine::Registry& registry, const ServerOptions& options) {
       rt.log_.write(level == "error" ? Log::error : level == "warn" ? Log::warn : level == "debug" ? Log::debug : Log::info, msg, fields);
     };
     for (const auto& k : unknown) rt.log_.write(Log::warn, "a kind the rules read cannot be watched", {{"kind", k}});
-    cache = std::make_shared<kube::ClusterCache>(std::shared_ptr<kube::Client>(std::move(*client)), *config, std::move(co));
+    cache = std::make_shared<kube::ClusterCache>(std::shared_ptr<kube::Client>(std::move(watch_client)), *config, std::move(co));
     cache->start();
     rt.use_cache(cache);
-    rt.log_.write(Log::info, "watching the cluster", {{"server", cluster->server}, {"source", cluster->source}});
+    rt.log_.write(Log::info, "watching the cluster", {{"server", watch_server}, {"source", watch_source}});
   }
 
   // The transport (webhook/http.h): the TLS server of the admission endpoints, and the plain-HTTP

@@ -90,6 +90,30 @@ TEST_SUITE("kube") {
     CHECK((!pods && pods.error().status == 404));
   }
 
+  TEST_CASE("server version: GET /version as major.minor (a managed cluster's '+', else gitVersion); errors when absent") {
+    using kube::parse_server_version;
+    using engine::json;
+    CHECK(parse_server_version({{"major", "1"}, {"minor", "34"}, {"gitVersion", "v1.34.2"}}) == "1.34");
+    CHECK(parse_server_version({{"major", "1"}, {"minor", "33+"}, {"gitVersion", "v1.33.5-eks-113cf36"}}) == "1.33");
+    CHECK(parse_server_version({{"major", ""}, {"minor", ""}, {"gitVersion", "v1.35.0-gke.1"}}) == "1.35");
+    CHECK(parse_server_version({{"gitVersion", "v1.36.1+k3s1"}}) == "1.36");
+    CHECK_FALSE(parse_server_version({{"major", "one"}, {"minor", "x"}}));
+    CHECK_FALSE(parse_server_version({{"gitVersion", "devel"}}));
+    CHECK_FALSE(parse_server_version(json::array()));
+
+    test::ApiServer api(testkube::pki());
+    auto client = testkube::client(api);
+    auto none = client->server_version();
+    REQUIRE_FALSE(none);
+    CHECK(none.error().status == 404);
+    api.set_version({{"major", "1"}, {"minor", "35"}, {"gitVersion", "v1.35.3"}});
+    CHECK(*client->server_version() == "1.35");
+    api.set_version({{"major", "x"}});
+    auto odd = client->server_version();
+    REQUIRE_FALSE(odd);
+    CHECK(odd.error().message.find("no Kubernetes version") != std::string::npos);
+  }
+
   TEST_CASE("paged lists: limit/continue, one resourceVersion, apiVersion and kind filled in; 410 on an expired continue") {
     test::ApiServer api(testkube::pki());
     api.serve("v1", "Node", "nodes", false);

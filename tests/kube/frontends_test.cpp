@@ -104,6 +104,7 @@ TEST_CASE("serve --watch: ready once listed; a PriorityClass created through the
   api.serve("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", false);
   api.serve("v1", "Namespace", "namespaces", false);
   for (int i = 0; i < 4; ++i) api.put(testkube::priority_class("pc" + std::to_string(i), i * 10), false);
+  api.set_version({{"major", "1"}, {"minor", "35"}, {"gitVersion", "v1.35.1"}});
   test::TempDir dir;
   const fs::path kc = write_kubeconfig(dir.path(), api);
   api.set_delay_ms(1500);  // the first lists take a while: not ready meanwhile
@@ -113,6 +114,10 @@ TEST_CASE("serve --watch: ready once listed; a PriorityClass created through the
   CHECK(body.find("cluster state not synced") != std::string::npos);
   REQUIRE_MESSAGE(test::wait_until([&] { return wh.curl("/readyz").first == 200; }, 20000), wh.proc->log());
   api.set_delay_ms(0);
+  // The cluster's Kubernetes version replaces the config's kubernetesVersion.
+  CHECK_MESSAGE(wh.proc->log().find("the API server's Kubernetes version replaces the config's kubernetesVersion") != std::string::npos,
+                wh.proc->log());
+  CHECK(wh.proc->log().find("\"version\":\"1.35\"") != std::string::npos);
 
   json fifth = {{"apiVersion", "scheduling.k8s.io/v1"}, {"kind", "PriorityClass"}, {"metadata", {{"name", "new"}}}, {"value", 99}};
   const auto review = wh.write("pc.json", test::e2e::review_of(fifth).dump());
@@ -206,6 +211,15 @@ TEST_CASE("audit: lists the cluster, lints it complete; its snapshot linted offl
   // The cluster as a whole: namespaces with GPU pods and no quota are reported (complete).
   CHECK(audit.out.find("namespace-gpu-quota-missing") != std::string::npos);
   CHECK(audit.out.find("ml/deployments.apps/train.yaml") != std::string::npos);
+
+  // The cluster's Kubernetes version (GET /version) replaces the config's kubernetesVersion; a
+  // server without /version leaves the config's, and says so.
+  CHECK(audit.err.find("cannot read the API server's version") != std::string::npos);
+  api.set_version({{"major", "1"}, {"minor", "34+"}, {"gitVersion", "v1.34.2-eks-4f2a"}});
+  auto versioned = test::run({"audit", "--kubeconfig", kc.string(), "--no-config", "-f", "json", "--fail-on", "none"});
+  REQUIRE_MESSAGE(versioned.exit_code == 0, versioned.err);
+  CHECK_MESSAGE(versioned.err.find("the API server runs Kubernetes 1.34 (kubernetesVersion 1.36 of the config not used)") != std::string::npos,
+                versioned.err);
 
   // Without a snapshot the files are named under "cluster/"; --namespace keeps to one namespace.
   auto text = test::run({"audit", "--kubeconfig", kc.string(), "--no-config", "-n", "web", "--fail-on", "none"});

@@ -141,6 +141,7 @@ struct ApiServer::Impl {
   uint64_t continue_valid_from = 0; // tokens of an older epoch get 410
   std::set<std::shared_ptr<Watch>> watches;
   int delay_ms = 0;
+  engine::json version;  // GET /version's body; null: 404, as before 1.0 (set_version)
   bool split = false;
   std::set<std::string> forbidden;
   std::vector<ApiRequest> log;
@@ -411,6 +412,11 @@ ApiServer::ApiServer(const Pki& pki, std::string token) : impl_(std::make_unique
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
+  d.svr->Get(R"(/version)", [&d](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(d.mu);
+    if (d.version.is_null()) Impl::reply(res, 404, status(404, "NotFound", "the server could not find the requested resource"));
+    else Impl::reply(res, 200, d.version);
+  });
   d.svr->Get(R"(/api/v1)", [&d](const httplib::Request& req, httplib::Response& res) { d.discovery(req, res, "v1"); });
   d.svr->Get(R"(/apis/([^/]+)/([^/]+))", [&d](const httplib::Request& req, httplib::Response& res) {
     d.discovery(req, res, req.matches[1].str() + "/" + req.matches[2].str());
@@ -536,6 +542,11 @@ void ApiServer::end_watches() {
   std::lock_guard lock(impl_->mu);
   for (auto& w : impl_->watches) w->end = true;
   impl_->cv.notify_all();
+}
+
+void ApiServer::set_version(engine::json version) {
+  std::lock_guard lock(impl_->mu);
+  impl_->version = std::move(version);
 }
 
 void ApiServer::set_token(std::string token) {

@@ -46,6 +46,8 @@ class ApiServer {
   [[nodiscard]] std::string url() const;  // https://127.0.0.1:<port>
   // A config for this server: its CA, the current token.
   [[nodiscard]] kube::ClusterConfig config() const;
+  // GET /version's answer ({"major": "1", "minor": "34+", "gitVersion": ...}); none (404) until set.
+  void set_version(engine::json version);
 
   // Serves a resource (`installed` false: not yet; install() makes it appear later).
   void serve(const std::string& api_version, const std::string& kind, const std::string& plural, bool namespaced,
