@@ -231,8 +231,11 @@ TEST_CASE("find_config_upward finds the nearest .gpuguard.yaml") {
 TEST_CASE("kubernetesVersion: default 1.36, \"1.35\", \"v1.34.2\" kept as major.minor; a number or another form refused; printed back") {
   CHECK(default_config(registry()).settings.kubernetes_version == "1.36");
   CHECK(dra_extended_resource_on(default_config(registry()).settings.kubernetes_version));
-  for (const auto& [yaml, want] : {std::pair{"kubernetesVersion: \"1.35\"\n", "1.35"}, std::pair{"kubernetesVersion: v1.34.2\n", "1.34"},
-                                   std::pair{"kubernetesVersion: \"1.37\"\n", "1.37"}}) {
+  // No structured binding: CAPTURE's lambda cannot capture one under clang 14 (the sanitizer build).
+  for (const auto& c_case : {std::pair{"kubernetesVersion: \"1.35\"\n", "1.35"}, std::pair{"kubernetesVersion: v1.34.2\n", "1.34"},
+                             std::pair{"kubernetesVersion: \"1.37\"\n", "1.37"}}) {
+    const char* yaml = c_case.first;
+    const char* want = c_case.second;
     CAPTURE(yaml);
     auto c = load_config(yaml, ".gpuguard.yaml", registry());
     REQUIRE(c.has_value());
