@@ -74,7 +74,7 @@ check_programs "$work/root/usr/bin"
 if [[ "${GPUGUARD_TEST_INSTALL:-}" == 1 ]]; then
   sudo=()
   [[ $(id -u) -eq 0 ]] || sudo=(sudo)
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "$deb" >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get install $deb"; }
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$deb" >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get install $deb"; }
   [[ $(command -v gpuguard) == /usr/bin/gpuguard ]] || fail "gpuguard on PATH is $(command -v gpuguard), not /usr/bin/gpuguard"
   check_programs /usr/bin
   "${sudo[@]}" apt-get remove -y -qq gpuguard >"$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt-get remove gpuguard"; }
